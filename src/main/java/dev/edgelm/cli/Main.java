@@ -1,0 +1,48 @@
+package dev.edgelm.cli;
+
+import dev.edgelm.util.EdgeLmException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code edgelm} command line. */
+@Command(
+        name = "edgelm",
+        mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
+        description = "Runs Qwen3.5 models on the CPU.",
+        subcommands = {ScoreCommand.class, CommandLine.HelpCommand.class})
+public final class Main implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the CLI and returns its exit code: user errors print one clear line and return 1 or 2. */
+    public static int execute(String... args) {
+        CommandLine cli = new CommandLine(new Main());
+        cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            if (ex instanceof EdgeLmException) {
+                commandLine.getErr().println("error: " + ex.getMessage());
+                return 1;
+            }
+            throw ex;
+        });
+        return cli.execute(args);
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Main.class.getPackage().getImplementationVersion();
+            return new String[] {"edgelm " + (v == null ? "dev" : v) + " (Java " + Runtime.version() + ")"};
+        }
+    }
+}

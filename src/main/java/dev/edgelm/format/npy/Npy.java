@@ -1,0 +1,157 @@
+package dev.edgelm.format.npy;
+
+import dev.edgelm.util.EdgeLmException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * NumPy {@code .npy} format 1.0: magic, version, a little-endian u16 header length, an ASCII dict header
+ * padded to 64 bytes, then C-order data. Reads float32/int64/int32 arrays, writes float32 ones.
+ */
+public final class Npy {
+    private static final byte[] MAGIC = {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y'};
+    private static final Pattern DESCR = Pattern.compile("'descr':\\s*'([^']+)'");
+    private static final Pattern ORDER = Pattern.compile("'fortran_order':\\s*(True|False)");
+    private static final Pattern SHAPE = Pattern.compile("'shape':\\s*\\(([^)]*)\\)");
+
+    private Npy() {}
+
+    /** An array read from a file: shape plus data widened to float (floats) or kept as long (ints). */
+    public record Array(long[] shape, float[] floats, long[] longs) {
+        public int dim(int i) {
+            return (int) shape[i];
+        }
+
+        public int[] toIntArray() {
+            int[] out = new int[longs.length];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = Math.toIntExact(longs[i]);
+            }
+            return out;
+        }
+    }
+
+    public static Array read(Path path) {
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(path);
+        } catch (IOException e) {
+            throw new EdgeLmException(path + ": cannot read: " + e.getMessage());
+        }
+        ByteBuffer buf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < MAGIC.length; i++) {
+            if (bytes.length < 10 || bytes[i] != MAGIC[i]) {
+                throw new EdgeLmException(path + ": not a .npy file");
+            }
+        }
+        int major = bytes[6];
+        int headerLen;
+        int dataStart;
+        if (major == 1) {
+            headerLen = Short.toUnsignedInt(buf.getShort(8));
+            dataStart = 10 + headerLen;
+        } else {
+            headerLen = buf.getInt(8);
+            dataStart = 12 + headerLen;
+        }
+        String header = new String(bytes, dataStart - headerLen, headerLen, StandardCharsets.ISO_8859_1);
+        Matcher d = DESCR.matcher(header);
+        Matcher o = ORDER.matcher(header);
+        Matcher s = SHAPE.matcher(header);
+        if (!d.find() || !o.find() || !s.find()) {
+            throw new EdgeLmException(path + ": malformed .npy header: " + header.trim());
+        }
+        if (o.group(1).equals("True")) {
+            throw new EdgeLmException(path + ": Fortran-order arrays are not supported");
+        }
+        String[] dims = s.group(1).split(",");
+        long count = 1;
+        java.util.List<Long> shape = new java.util.ArrayList<>();
+        for (String dim : dims) {
+            if (!dim.isBlank()) {
+                long v = Long.parseLong(dim.trim());
+                shape.add(v);
+                count *= v;
+            }
+        }
+        long[] shapeArr = shape.stream().mapToLong(Long::longValue).toArray();
+        buf.position(dataStart);
+        switch (d.group(1)) {
+            case "<f4" -> {
+                float[] f = new float[(int) count];
+                buf.asFloatBuffer().get(f);
+                return new Array(shapeArr, f, null);
+            }
+            case "<i8" -> {
+                long[] l = new long[(int) count];
+                buf.asLongBuffer().get(l);
+                return new Array(shapeArr, null, l);
+            }
+            case "<i4" -> {
+                long[] l = new long[(int) count];
+                for (int i = 0; i < count; i++) {
+                    l[i] = buf.getInt(dataStart + 4 * i);
+                }
+                return new Array(shapeArr, null, l);
+            }
+            default -> throw new EdgeLmException(path + ": unsupported dtype " + d.group(1));
+        }
+    }
+
+    /** Writes a float32 array of the given shape, atomically (temporary file, then rename). */
+    public static void writeFloat32(Path path, float[] data, long... shape) {
+        long count = 1;
+        for (long d : shape) {
+            count *= d;
+        }
+        if (count != data.length) {
+            throw new IllegalArgumentException("shape does not match data length " + data.length);
+        }
+        StringBuilder shapeText = new StringBuilder();
+        for (int i = 0; i < shape.length; i++) {
+            shapeText.append(shape[i]).append(shape.length == 1 ? "," : i < shape.length - 1 ? ", " : "");
+        }
+        String dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shapeText + "), }";
+        int unpadded = 10 + dict.length() + 1;
+        int padding = (64 - unpadded % 64) % 64;
+        String header = dict + " ".repeat(padding) + "\n";
+        Path parent = path.toAbsolutePath().getParent();
+        Path tmp = null;
+        try {
+            tmp = Files.createTempFile(parent, "." + path.getFileName(), ".tmp");
+            try (OutputStream out = Files.newOutputStream(tmp)) {
+                ByteBuffer head = ByteBuffer.allocate(10).order(ByteOrder.LITTLE_ENDIAN);
+                head.put(MAGIC).put((byte) 1).put((byte) 0).putShort((short) header.length());
+                out.write(head.array());
+                out.write(header.getBytes(StandardCharsets.ISO_8859_1));
+                ByteBuffer body = ByteBuffer.allocate(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
+                for (float v : data) {
+                    if (!body.hasRemaining()) {
+                        out.write(body.array(), 0, body.position());
+                        body.clear();
+                    }
+                    body.putFloat(v);
+                }
+                out.write(body.array(), 0, body.position());
+            }
+            Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            if (tmp != null) {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // the original error is the one to report
+                }
+            }
+            throw new EdgeLmException(path + ": cannot write: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package dev.edgelm.model;
+
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.VectorMath;
+
+/**
+ * Gated full attention over a chunk of tokens against the layer's KV cache.
+ *
+ * <pre>
+ *   [query | gate] = q_proj(x)            interleaved per head
+ *   q = rope(q_norm(query)); k = rope(k_norm(k_proj(x))); v = v_proj(x)
+ *   o = softmax(q k^T / sqrt(head_dim), causal) v        query head h reads KV head h / (heads / kvHeads)
+ *   out = o_proj(o * sigmoid(gate))
+ * </pre>
+ */
+final class GatedAttentionLayer {
+    private final Qwen35Config c;
+    private final Parallel pool;
+    private final RotaryEmbedding rope;
+    private final ThreadLocal<float[][]> scores = ThreadLocal.withInitial(() -> new float[1][]);
+
+    GatedAttentionLayer(Qwen35Config config, Parallel pool, RotaryEmbedding rope) {
+        this.c = config;
+        this.pool = pool;
+        this.rope = rope;
+    }
+
+    /** Reads {@code ws.normed} [n, hidden] and the rotary angles; writes {@code ws.mixed} [n, hidden]. */
+    void forward(Qwen35Weights.GatedAttention w, SequenceState s, int layer, Workspace ws, int n) {
+        int heads = c.numHeads();
+        int kvHeads = c.numKvHeads();
+        int hd = c.headDim();
+        int qWidth = 2 * heads * hd;
+        int kvWidth = kvHeads * hd;
+        int start = s.position();
+        float eps = c.rmsNormEps();
+
+        w.qProj().matmul(pool, ws.normed, n, ws.qkv);
+        w.kProj().matmul(pool, ws.normed, n, ws.k);
+        w.vProj().matmul(pool, ws.normed, n, ws.v);
+
+        float[] keys = s.keys[layer];
+        float[] values = s.values[layer];
+        for (int t = 0; t < n; t++) {
+            for (int h = 0; h < heads; h++) {
+                int off = t * qWidth + h * 2 * hd;
+                RmsNorm.apply(ws.qkv, off, w.qNorm(), eps, ws.qkv, off);
+                rope.rotate(ws.qkv, off, ws.cos, ws.sin, t);
+            }
+            for (int h = 0; h < kvHeads; h++) {
+                int off = t * kvWidth + h * hd;
+                RmsNorm.apply(ws.k, off, w.kNorm(), eps, ws.k, off);
+                rope.rotate(ws.k, off, ws.cos, ws.sin, t);
+            }
+        }
+        System.arraycopy(ws.k, 0, keys, start * kvWidth, n * kvWidth);
+        System.arraycopy(ws.v, 0, values, start * kvWidth, n * kvWidth);
+
+        float scale = (float) (1.0 / Math.sqrt(hd));
+        int group = heads / kvHeads;
+        int oWidth = heads * hd;
+        pool.forRange(n * heads, (i0, i1) -> {
+            float[][] holder = scores.get();
+            if (holder[0] == null || holder[0].length < start + n) {
+                holder[0] = new float[Math.max(start + n, 2 * (holder[0] == null ? 0 : holder[0].length))];
+            }
+            float[] p = holder[0];
+            for (int i = i0; i < i1; i++) {
+                int t = i / heads;
+                int h = i % heads;
+                int kvh = h / group;
+                int qOff = t * qWidth + h * 2 * hd;
+                int visible = start + t + 1;
+                float max = Float.NEGATIVE_INFINITY;
+                for (int j = 0; j < visible; j++) {
+                    float sc = VectorMath.dot(ws.qkv, qOff, keys, j * kvWidth + kvh * hd, hd) * scale;
+                    p[j] = sc;
+                    max = Math.max(max, sc);
+                }
+                float sum = 0f;
+                for (int j = 0; j < visible; j++) {
+                    float e = (float) Math.exp(p[j] - max);
+                    p[j] = e;
+                    sum += e;
+                }
+                int oOff = t * oWidth + h * hd;
+                java.util.Arrays.fill(ws.core, oOff, oOff + hd, 0f);
+                float inv = 1f / sum;
+                for (int j = 0; j < visible; j++) {
+                    VectorMath.axpy(p[j] * inv, values, j * kvWidth + kvh * hd, ws.core, oOff, hd);
+                }
+                int gOff = qOff + hd;
+                for (int d = 0; d < hd; d++) {
+                    ws.core[oOff + d] *= VectorMath.sigmoid(ws.qkv[gOff + d]);
+                }
+            }
+        });
+        w.oProj().matmul(pool, ws.core, n, ws.mixed);
+    }
+}

@@ -1,0 +1,147 @@
+package dev.edgelm.model;
+
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.VectorMath;
+
+/**
+ * Linear attention (Gated DeltaNet) over a chunk of tokens, carrying the conv window and the recurrent
+ * state in {@link SequenceState}.
+ *
+ * <pre>
+ *   [q | k | v] = silu(causal_depthwise_conv(in_proj_qkv(x)))      heads contiguous
+ *   q, k        = l2norm per head; q *= 1/sqrt(Dk)
+ *   beta        = sigmoid(in_proj_b(x));  g = -exp(A_log) * softplus(in_proj_a(x) + dt_bias)
+ *   per value head h (key head kh = keyHeadOfValueHead(h)), per token, with S [Dk, Dv]:
+ *       S = exp(g) S;  S += beta k (v - S^T k)^T;  o = S^T q
+ *   out         = out_proj(rmsnorm(o) * w * silu(in_proj_z(x)))     per value head
+ * </pre>
+ */
+final class GatedDeltaNetLayer {
+    private final Qwen35Config c;
+    private final Parallel pool;
+    private final ThreadLocal<float[]> delta;
+
+    GatedDeltaNetLayer(Qwen35Config config, Parallel pool) {
+        this.c = config;
+        this.pool = pool;
+        this.delta = ThreadLocal.withInitial(() -> new float[config.linearValueDim()]);
+    }
+
+    /** Reads {@code ws.normed} [n, hidden], writes {@code ws.mixed} [n, hidden]. */
+    void forward(Qwen35Weights.GatedDeltaNet w, SequenceState s, int layer, Workspace ws, int n) {
+        int convDim = c.convDim();
+        int hv = c.linearValueHeads();
+        w.inProjQkv().matmul(pool, ws.normed, n, ws.qkv);
+        w.inProjZ().matmul(pool, ws.normed, n, ws.z);
+        w.inProjB().matmul(pool, ws.normed, n, ws.beta);
+        w.inProjA().matmul(pool, ws.normed, n, ws.decay);
+        for (int i = 0; i < n * hv; i++) {
+            int h = i % hv;
+            ws.beta[i] = VectorMath.sigmoid(ws.beta[i]);
+            ws.decay[i] = (float) Math.exp(w.negA()[h] * VectorMath.softplus(ws.decay[i] + w.dtBias()[h]));
+        }
+        convolve(w.conv(), s.convWindow[layer], ws, n, convDim);
+        normalizeQueriesAndKeys(ws.qkv, n, convDim);
+        float[] state = s.recurrent[layer];
+        pool.forRange(hv, (h0, h1) -> {
+            for (int h = h0; h < h1; h++) {
+                recurrence(state, h, ws, n, convDim);
+            }
+        });
+        gatedNorm(w.norm(), ws, n);
+        w.outProj().matmul(pool, ws.core, n, ws.mixed);
+    }
+
+    /**
+     * Causal depthwise conv with kernel K, then SiLU, in place on {@code ws.qkv}. The previous K-1 inputs
+     * come from {@code window}, which is then replaced by the last K-1 inputs of this chunk.
+     */
+    private void convolve(float[] kernel, float[] window, Workspace ws, int n, int convDim) {
+        int k = c.convKernel();
+        int keep = k - 1;
+        float[] ext = ws.convOut; // [(K-1) + n, convDim]: window followed by this chunk's inputs
+        System.arraycopy(window, 0, ext, 0, keep * convDim);
+        System.arraycopy(ws.qkv, 0, ext, keep * convDim, n * convDim);
+        pool.forRange(convDim, (c0, c1) -> {
+            for (int t = 0; t < n; t++) {
+                for (int ch = c0; ch < c1; ch++) {
+                    float acc = 0f;
+                    for (int j = 0; j < k; j++) {
+                        acc += kernel[ch * k + j] * ext[(t + j) * convDim + ch];
+                    }
+                    ws.qkv[t * convDim + ch] = VectorMath.silu(acc);
+                }
+            }
+        });
+        System.arraycopy(ext, n * convDim, window, 0, keep * convDim);
+    }
+
+    /** L2-normalises each query and key head; queries are also scaled by 1/sqrt(Dk). */
+    private void normalizeQueriesAndKeys(float[] qkv, int n, int convDim) {
+        int hk = c.linearKeyHeads();
+        int dk = c.linearKeyDim();
+        float qScale = (float) (1.0 / Math.sqrt(dk));
+        for (int t = 0; t < n; t++) {
+            for (int head = 0; head < 2 * hk; head++) {
+                int off = t * convDim + head * dk;
+                float inv = (float) (1.0 / Math.sqrt(VectorMath.sumOfSquares(qkv, off, dk) + 1e-6f));
+                if (head < hk) {
+                    inv *= qScale;
+                }
+                VectorMath.scale(qkv, off, dk, inv);
+            }
+        }
+    }
+
+    /** The delta rule for value head {@code h} over the chunk's tokens, in order. */
+    private void recurrence(float[] state, int h, Workspace ws, int n, int convDim) {
+        int hk = c.linearKeyHeads();
+        int hv = c.linearValueHeads();
+        int dk = c.linearKeyDim();
+        int dv = c.linearValueDim();
+        int kh = c.keyHeadOfValueHead(h);
+        int sBase = h * dk * dv;
+        float[] d = delta.get();
+        float[] qkv = ws.qkv;
+        for (int t = 0; t < n; t++) {
+            int row = t * convDim;
+            int qOff = row + kh * dk;
+            int kOff = row + hk * dk + kh * dk;
+            int vOff = row + 2 * hk * dk + h * dv;
+            float decay = ws.decay[t * hv + h];
+            float beta = ws.beta[t * hv + h];
+            // decay the state and read what it predicts for this key: kvMem = S^T k
+            java.util.Arrays.fill(d, 0f);
+            for (int i = 0; i < dk; i++) {
+                int sRow = sBase + i * dv;
+                VectorMath.scale(state, sRow, dv, decay);
+                VectorMath.axpy(qkv[kOff + i], state, sRow, d, 0, dv);
+            }
+            for (int j = 0; j < dv; j++) {
+                d[j] = (qkv[vOff + j] - d[j]) * beta;
+            }
+            // write the correction and read the output: S += k delta^T; o = S^T q
+            int oOff = t * hv * dv + h * dv;
+            java.util.Arrays.fill(ws.core, oOff, oOff + dv, 0f);
+            for (int i = 0; i < dk; i++) {
+                int sRow = sBase + i * dv;
+                VectorMath.axpy(qkv[kOff + i], d, 0, state, sRow, dv);
+                VectorMath.axpy(qkv[qOff + i], state, sRow, ws.core, oOff, dv);
+            }
+        }
+    }
+
+    /** {@code core = rmsnorm(core) * w * silu(z)} per value head. */
+    private void gatedNorm(float[] w, Workspace ws, int n) {
+        int dv = c.linearValueDim();
+        int heads = n * c.linearValueHeads();
+        float eps = c.rmsNormEps();
+        for (int r = 0; r < heads; r++) {
+            int off = r * dv;
+            float inv = RmsNorm.inverseRms(ws.core, off, dv, eps);
+            for (int j = 0; j < dv; j++) {
+                ws.core[off + j] = (ws.core[off + j] * inv) * w[j] * VectorMath.silu(ws.z[off + j]);
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+package dev.edgelm.model;
+
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.VectorMath;
+import dev.edgelm.util.EdgeLmException;
+
+/**
+ * The Qwen3.5 text decoder: immutable config and weights plus the thread pool its kernels run on.
+ * Per-sequence data lives in {@link SequenceState}; one model serves any number of states (one forward
+ * call at a time, since they share the pool).
+ *
+ * <pre>
+ *   x = embed(tokens)
+ *   for each layer:  x += mixer(rmsnorm(x));  x += mlp(rmsnorm(x))     mixer: DeltaNet or attention
+ *   logits = lm_head(rmsnorm(x))
+ * </pre>
+ */
+public final class Qwen35Model implements AutoCloseable {
+
+    /** Which positions of a chunk get logits. */
+    public enum Logits { ALL, LAST, NONE }
+
+    /** Observes per-layer intermediates (tests, debugging); arrays are [n, hidden] and only valid during the call. */
+    public interface Trace {
+        void embeddings(float[] x, int n);
+
+        void layer(int layer, float[] mixerOut, float[] residual, int n);
+
+        void finalNorm(float[] normed, int n);
+    }
+
+    private final Qwen35Config config;
+    private final Qwen35Weights weights;
+    private final Parallel pool;
+    private final AutoCloseable storage;
+    private final RotaryEmbedding rope;
+    private final GatedDeltaNetLayer deltaNet;
+    private final GatedAttentionLayer attention;
+
+    public Qwen35Model(Qwen35Config config, Qwen35Weights weights, int threads, AutoCloseable storage) {
+        this.config = config;
+        this.weights = weights;
+        this.pool = new Parallel(threads);
+        this.storage = storage;
+        this.rope = new RotaryEmbedding(config);
+        this.deltaNet = new GatedDeltaNetLayer(config, pool);
+        this.attention = new GatedAttentionLayer(config, pool, rope);
+    }
+
+    public Qwen35Config config() {
+        return config;
+    }
+
+    public Qwen35Weights weights() {
+        return weights;
+    }
+
+    public int threads() {
+        return pool.threads();
+    }
+
+    public SequenceState newState(int capacity) {
+        return new SequenceState(config, capacity);
+    }
+
+    public float[] forward(SequenceState state, int[] tokens, int offset, int n, Logits logits) {
+        return forward(state, tokens, offset, n, logits, null);
+    }
+
+    /**
+     * Feeds {@code tokens[offset .. offset+n)} at the state's position and advances it. Returns logits
+     * [n, vocab] (ALL), [vocab] (LAST) or an empty array (NONE).
+     */
+    public float[] forward(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace) {
+        if (n < 1) {
+            throw new IllegalArgumentException("a chunk needs at least one token");
+        }
+        int hidden = config.hiddenSize();
+        int vocab = config.vocabSize();
+        for (int t = 0; t < n; t++) {
+            int id = tokens[offset + t];
+            if (id < 0 || id >= vocab) {
+                throw new EdgeLmException("token id " + id + " is outside the vocabulary [0, " + vocab + ")");
+            }
+        }
+        state.reserve(n);
+        Workspace ws = state.workspace;
+        ws.ensure(config, n);
+        int start = state.position();
+        for (int t = 0; t < n; t++) {
+            weights.embedTokens().decodeRow(tokens[offset + t], ws.x, t * hidden);
+            int p = start + t;
+            rope.angles(t, p, p, p, ws.cos, ws.sin);
+        }
+        if (trace != null) {
+            trace.embeddings(ws.x, n);
+        }
+        float eps = config.rmsNormEps();
+        Qwen35Weights.DecoderLayer[] layers = weights.layers();
+        for (int l = 0; l < layers.length; l++) {
+            Qwen35Weights.DecoderLayer layer = layers[l];
+            RmsNorm.rows(ws.x, n, layer.inputNorm(), eps, ws.normed);
+            switch (layer.mixer()) {
+                case Qwen35Weights.GatedDeltaNet w -> deltaNet.forward(w, state, l, ws, n);
+                case Qwen35Weights.GatedAttention w -> attention.forward(w, state, l, ws, n);
+            }
+            VectorMath.add(ws.mixed, 0, ws.x, 0, n * hidden);
+            RmsNorm.rows(ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
+            mlp(layer, ws, n);
+            VectorMath.add(ws.mixed, 0, ws.x, 0, n * hidden);
+            if (trace != null) {
+                trace.layer(l, ws.mixed, ws.x, n);
+            }
+        }
+        state.advance(n);
+        return logits(ws, n, logits, trace);
+    }
+
+    /** {@code mixed = down(silu(gate(x)) * up(x))} */
+    private void mlp(Qwen35Weights.DecoderLayer layer, Workspace ws, int n) {
+        layer.mlpGate().matmul(pool, ws.normed, n, ws.gate);
+        layer.mlpUp().matmul(pool, ws.normed, n, ws.up);
+        int total = n * config.intermediateSize();
+        for (int i = 0; i < total; i++) {
+            ws.gate[i] = VectorMath.silu(ws.gate[i]) * ws.up[i];
+        }
+        layer.mlpDown().matmul(pool, ws.gate, n, ws.mixed);
+    }
+
+    private float[] logits(Workspace ws, int n, Logits which, Trace trace) {
+        int hidden = config.hiddenSize();
+        int vocab = config.vocabSize();
+        float eps = config.rmsNormEps();
+        switch (which) {
+            case NONE -> {
+                if (trace != null) {
+                    RmsNorm.rows(ws.x, n, weights.finalNorm(), eps, ws.normed);
+                    trace.finalNorm(ws.normed, n);
+                }
+                return new float[0];
+            }
+            case LAST -> {
+                RmsNorm.apply(ws.x, (n - 1) * hidden, weights.finalNorm(), eps, ws.normed, 0);
+                float[] out = new float[vocab];
+                weights.lmHead().matmul(pool, ws.normed, 1, out);
+                return out;
+            }
+            default -> {
+                RmsNorm.rows(ws.x, n, weights.finalNorm(), eps, ws.normed);
+                if (trace != null) {
+                    trace.finalNorm(ws.normed, n);
+                }
+                float[] out = new float[n * vocab];
+                weights.lmHead().matmul(pool, ws.normed, n, out);
+                return out;
+            }
+        }
+    }
+
+    /**
+     * Prefills {@code tokens} following {@code plan} and returns the logits of every position [T, vocab],
+     * or only of the last position when {@code allLogits} is false.
+     */
+    public float[] prefill(SequenceState state, int[] tokens, ChunkPlan plan, boolean allLogits) {
+        int total = tokens.length;
+        float[] out = allLogits ? new float[total * config.vocabSize()] : null;
+        float[] last = null;
+        int done = 0;
+        var chunks = plan.split(total);
+        for (int i = 0; i < chunks.size(); i++) {
+            int size = chunks.get(i);
+            boolean isLast = i == chunks.size() - 1;
+            Logits mode = allLogits ? Logits.ALL : isLast ? Logits.LAST : Logits.NONE;
+            float[] l = forward(state, tokens, done, size, mode);
+            if (allLogits) {
+                System.arraycopy(l, 0, out, done * config.vocabSize(), l.length);
+            } else if (isLast) {
+                last = l;
+            }
+            done += size;
+        }
+        return allLogits ? out : last;
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+        if (storage != null) {
+            try {
+                storage.close();
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package dev.edgelm.model;
+
+import dev.edgelm.tensor.WeightMatrix;
+
+/**
+ * The weights of the Qwen3.5 text decoder in the model's canonical form, whatever file they came from.
+ * Matrices are views over the mapped file; the small vectors are float32 copies with the stored
+ * conventions already applied, so the forward pass has one meaning for every source:
+ * <ul>
+ *   <li>RMSNorm scales are the effective multipliers ({@code 1 + w} for Hugging Face's zero-centred
+ *       norms; GGUF stores them so already);</li>
+ *   <li>{@code negA = -exp(A_log)} (GGUF's {@code ssm_a});</li>
+ *   <li>the gated norm of linear attention is a plain {@code w}.</li>
+ * </ul>
+ */
+public record Qwen35Weights(
+        WeightMatrix embedTokens,
+        DecoderLayer[] layers,
+        float[] finalNorm,
+        WeightMatrix lmHead) {
+
+    /** One decoder layer: a token mixer and an MLP, each behind an RMSNorm. */
+    public record DecoderLayer(
+            float[] inputNorm,
+            Mixer mixer,
+            float[] postAttentionNorm,
+            WeightMatrix mlpGate,
+            WeightMatrix mlpUp,
+            WeightMatrix mlpDown) {}
+
+    /** The token mixer of a layer. */
+    public sealed interface Mixer permits GatedDeltaNet, GatedAttention {}
+
+    /**
+     * Linear attention. {@code conv} is [convDim, kernel] row-major; {@code negA} and {@code dtBias} are
+     * per value head; {@code norm} is over the value head dim.
+     */
+    public record GatedDeltaNet(
+            WeightMatrix inProjQkv,
+            WeightMatrix inProjZ,
+            WeightMatrix inProjB,
+            WeightMatrix inProjA,
+            float[] conv,
+            float[] negA,
+            float[] dtBias,
+            float[] norm,
+            WeightMatrix outProj) implements Mixer {}
+
+    /**
+     * Gated full attention. {@code qProj} yields per head [query | gate]; {@code qNorm}/{@code kNorm}
+     * are effective multipliers over head_dim.
+     */
+    public record GatedAttention(
+            WeightMatrix qProj,
+            WeightMatrix kProj,
+            WeightMatrix vProj,
+            float[] qNorm,
+            float[] kNorm,
+            WeightMatrix oProj) implements Mixer {}
+}

@@ -1,0 +1,29 @@
+package dev.edgelm.model;
+
+import dev.edgelm.tensor.VectorMath;
+
+/** {@code y = x / sqrt(mean(x^2) + eps) * scale}, in float32, over rows of width {@code scale.length}. */
+final class RmsNorm {
+    private RmsNorm() {}
+
+    static void apply(float[] x, int xOff, float[] scale, float eps, float[] out, int outOff) {
+        int n = scale.length;
+        float inv = inverseRms(x, xOff, n, eps);
+        for (int i = 0; i < n; i++) {
+            out[outOff + i] = x[xOff + i] * inv * scale[i];
+        }
+    }
+
+    static float inverseRms(float[] x, int off, int n, float eps) {
+        float meanSquare = VectorMath.sumOfSquares(x, off, n) / n;
+        return (float) (1.0 / Math.sqrt(meanSquare + eps));
+    }
+
+    /** Applies the norm to each of {@code rows} rows of width {@code scale.length}. */
+    static void rows(float[] x, int rows, float[] scale, float eps, float[] out) {
+        int w = scale.length;
+        for (int r = 0; r < rows; r++) {
+            apply(x, r * w, scale, eps, out, r * w);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package dev.edgelm.model;
+
+import dev.edgelm.util.EdgeLmException;
+import java.util.Arrays;
+
+/**
+ * Everything one sequence carries between forward calls: per linear-attention layer the causal conv
+ * window (the last kernel-1 inputs) and the recurrent state [Hv, Dk, Dv]; per full-attention layer the
+ * key and value cache [positions, kvHeads * headDim], grown on demand up to {@link #capacity()}.
+ *
+ * <p>{@link #copy()} is a deep copy (a fork of the conversation). {@link #checkpoint()} keeps only the
+ * fixed-size part (conv windows and recurrent states, a few MiB for a real model) plus the position;
+ * {@link #rollback} restores it and truncates the KV cache to that position, which is valid as long as
+ * this state still holds the same token prefix up to the checkpoint.
+ */
+public final class SequenceState {
+    private static final int INITIAL_KV_POSITIONS = 256;
+
+    private final Qwen35Config config;
+    private final int capacity;
+    private int position;
+    final float[][] convWindow;
+    final float[][] recurrent;
+    final float[][] keys;
+    final float[][] values;
+    private int kvAllocated;
+    final Workspace workspace = new Workspace();
+
+    /** The fixed-size part of a state at one position. */
+    public static final class Checkpoint {
+        private final int position;
+        private final float[][] convWindow;
+        private final float[][] recurrent;
+
+        private Checkpoint(int position, float[][] convWindow, float[][] recurrent) {
+            this.position = position;
+            this.convWindow = convWindow;
+            this.recurrent = recurrent;
+        }
+
+        public int position() {
+            return position;
+        }
+
+        public long bytes() {
+            long n = 0;
+            for (float[] a : convWindow) {
+                n += a == null ? 0 : 4L * a.length;
+            }
+            for (float[] a : recurrent) {
+                n += a == null ? 0 : 4L * a.length;
+            }
+            return n;
+        }
+    }
+
+    public SequenceState(Qwen35Config config, int capacity) {
+        if (capacity < 1) {
+            throw new EdgeLmException("context capacity must be at least 1 token, got " + capacity);
+        }
+        this.config = config;
+        this.capacity = capacity;
+        int layers = config.numLayers();
+        convWindow = new float[layers][];
+        recurrent = new float[layers][];
+        keys = new float[layers][];
+        values = new float[layers][];
+        kvAllocated = Math.min(capacity, INITIAL_KV_POSITIONS);
+        int kvWidth = config.numKvHeads() * config.headDim();
+        for (int i = 0; i < layers; i++) {
+            if (config.fullAttention()[i]) {
+                keys[i] = new float[kvAllocated * kvWidth];
+                values[i] = new float[kvAllocated * kvWidth];
+            } else {
+                convWindow[i] = new float[(config.convKernel() - 1) * config.convDim()];
+                recurrent[i] = new float[config.linearValueHeads() * config.linearKeyDim() * config.linearValueDim()];
+            }
+        }
+    }
+
+    private SequenceState(SequenceState other) {
+        this.config = other.config;
+        this.capacity = other.capacity;
+        this.position = other.position;
+        this.kvAllocated = other.kvAllocated;
+        this.convWindow = deepCopy(other.convWindow);
+        this.recurrent = deepCopy(other.recurrent);
+        this.keys = deepCopy(other.keys);
+        this.values = deepCopy(other.values);
+    }
+
+    private static float[][] deepCopy(float[][] a) {
+        float[][] out = new float[a.length][];
+        for (int i = 0; i < a.length; i++) {
+            out[i] = a[i] == null ? null : a[i].clone();
+        }
+        return out;
+    }
+
+    public Qwen35Config config() {
+        return config;
+    }
+
+    /** Tokens consumed so far; the position of the next token. */
+    public int position() {
+        return position;
+    }
+
+    public int capacity() {
+        return capacity;
+    }
+
+    public SequenceState copy() {
+        return new SequenceState(this);
+    }
+
+    public Checkpoint checkpoint() {
+        return new Checkpoint(position, deepCopy(convWindow), deepCopy(recurrent));
+    }
+
+    /** Returns to {@code checkpoint}'s position; the KV cache beyond it is dropped. */
+    public void rollback(Checkpoint checkpoint) {
+        if (checkpoint.position > position) {
+            throw new IllegalArgumentException("checkpoint at " + checkpoint.position + " is ahead of the state at " + position);
+        }
+        for (int i = 0; i < convWindow.length; i++) {
+            if (convWindow[i] != null) {
+                System.arraycopy(checkpoint.convWindow[i], 0, convWindow[i], 0, convWindow[i].length);
+                System.arraycopy(checkpoint.recurrent[i], 0, recurrent[i], 0, recurrent[i].length);
+            }
+        }
+        position = checkpoint.position;
+    }
+
+    /** Back to an empty sequence. */
+    public void reset() {
+        position = 0;
+        for (int i = 0; i < convWindow.length; i++) {
+            if (convWindow[i] != null) {
+                Arrays.fill(convWindow[i], 0f);
+                Arrays.fill(recurrent[i], 0f);
+            }
+        }
+    }
+
+    /** Makes room for {@code n} more tokens, or explains why there is none. */
+    void reserve(int n) {
+        long needed = (long) position + n;
+        if (needed > capacity) {
+            throw new EdgeLmException("context capacity exceeded: " + needed + " tokens needed, capacity is "
+                    + capacity + " (" + position + " in use)");
+        }
+        if (needed > kvAllocated) {
+            int grown = (int) Math.min(capacity, Math.max(needed, 2L * kvAllocated));
+            int kvWidth = config.numKvHeads() * config.headDim();
+            for (int i = 0; i < keys.length; i++) {
+                if (keys[i] != null) {
+                    keys[i] = Arrays.copyOf(keys[i], grown * kvWidth);
+                    values[i] = Arrays.copyOf(values[i], grown * kvWidth);
+                }
+            }
+            kvAllocated = grown;
+        }
+    }
+
+    void advance(int n) {
+        position += n;
+    }
+}

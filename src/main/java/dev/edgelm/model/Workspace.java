@@ -1,0 +1,47 @@
+package dev.edgelm.model;
+
+/**
+ * Scratch buffers of one forward call, sized for the largest chunk seen so far and reused, so the
+ * steady state (decode, or prefill in equal chunks) allocates nothing.
+ */
+final class Workspace {
+    private int tokens;
+    float[] x;        // residual stream [n, hidden]
+    float[] normed;   // [n, hidden]
+    float[] mixed;    // mixer output [n, hidden]
+    float[] qkv;      // [n, convDim] (linear) / [n, 2 * heads * headDim] (full)
+    float[] convOut;  // [n, convDim]
+    float[] z;        // [n, Hv * Dv]
+    float[] beta;     // [n, Hv]
+    float[] decay;    // [n, Hv]
+    float[] core;     // [n, max(Hv * Dv, heads * headDim)]
+    float[] k;        // [n, kvHeads * headDim]
+    float[] v;        // [n, kvHeads * headDim]
+    float[] gate;     // [n, intermediate]
+    float[] up;       // [n, intermediate]
+    float[] cos;      // [n, rotaryDim / 2]
+    float[] sin;      // [n, rotaryDim / 2]
+
+    void ensure(Qwen35Config c, int n) {
+        if (n <= tokens) {
+            return;
+        }
+        tokens = n;
+        int h = c.hiddenSize();
+        x = new float[n * h];
+        normed = new float[n * h];
+        mixed = new float[n * h];
+        qkv = new float[n * Math.max(c.convDim(), 2 * c.numHeads() * c.headDim())];
+        convOut = new float[(n + c.convKernel() - 1) * c.convDim()];
+        z = new float[n * c.linearValueTotal()];
+        beta = new float[n * c.linearValueHeads()];
+        decay = new float[n * c.linearValueHeads()];
+        core = new float[n * Math.max(c.linearValueTotal(), c.numHeads() * c.headDim())];
+        k = new float[n * c.numKvHeads() * c.headDim()];
+        v = new float[n * c.numKvHeads() * c.headDim()];
+        gate = new float[n * c.intermediateSize()];
+        up = new float[n * c.intermediateSize()];
+        cos = new float[n * (c.rotaryDim() / 2)];
+        sin = new float[n * (c.rotaryDim() / 2)];
+    }
+}

@@ -1,0 +1,81 @@
+package dev.edgelm.tensor;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/** Float32 vector primitives over heap arrays, used by the model's non-matmul math. */
+public final class VectorMath {
+    static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+
+    private VectorMath() {}
+
+    public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        int i = 0;
+        FloatVector acc = FloatVector.zero(F);
+        int bound = F.loopBound(n);
+        for (; i < bound; i += F.length()) {
+            acc = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc);
+        }
+        float s = acc.reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) {
+            s += a[aOff + i] * b[bOff + i];
+        }
+        return s;
+    }
+
+    public static float sumOfSquares(float[] a, int off, int n) {
+        return dot(a, off, a, off, n);
+    }
+
+    /** {@code y[yOff..] += alpha * x[xOff..]} */
+    public static void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) {
+        int i = 0;
+        int bound = F.loopBound(n);
+        FloatVector va = FloatVector.broadcast(F, alpha);
+        for (; i < bound; i += F.length()) {
+            FloatVector.fromArray(F, x, xOff + i).fma(va, FloatVector.fromArray(F, y, yOff + i))
+                    .intoArray(y, yOff + i);
+        }
+        for (; i < n; i++) {
+            y[yOff + i] += alpha * x[xOff + i];
+        }
+    }
+
+    /** {@code x[off..] *= s} */
+    public static void scale(float[] x, int off, int n, float s) {
+        int i = 0;
+        int bound = F.loopBound(n);
+        for (; i < bound; i += F.length()) {
+            FloatVector.fromArray(F, x, off + i).mul(s).intoArray(x, off + i);
+        }
+        for (; i < n; i++) {
+            x[off + i] *= s;
+        }
+    }
+
+    /** {@code y[yOff..] += x[xOff..]} */
+    public static void add(float[] x, int xOff, float[] y, int yOff, int n) {
+        int i = 0;
+        int bound = F.loopBound(n);
+        for (; i < bound; i += F.length()) {
+            FloatVector.fromArray(F, y, yOff + i).add(FloatVector.fromArray(F, x, xOff + i)).intoArray(y, yOff + i);
+        }
+        for (; i < n; i++) {
+            y[yOff + i] += x[xOff + i];
+        }
+    }
+
+    public static float silu(float x) {
+        return x / (1f + (float) Math.exp(-x));
+    }
+
+    public static float sigmoid(float x) {
+        return 1f / (1f + (float) Math.exp(-x));
+    }
+
+    /** softplus as PyTorch computes it: linear above 20 to avoid overflow. */
+    public static float softplus(float x) {
+        return x > 20f ? x : (float) Math.log1p(Math.exp(x));
+    }
+}

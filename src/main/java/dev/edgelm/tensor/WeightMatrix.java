@@ -1,0 +1,83 @@
+package dev.edgelm.tensor;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A read-only 2-D weight matrix [rows, cols] stored row-major in a memory segment (usually a view into a
+ * memory-mapped model file), in one element type. Subclasses are the kernels for one storage type: they
+ * decode rows and compute dot products straight from the stored bytes, so the model never holds a
+ * dequantised copy of its weights.
+ *
+ * <p>{@link #matmul} computes {@code out[t][r] = dot(row r, x[t])} for a chunk of tokens. With one token
+ * it streams every row once (decode, bandwidth-bound); with several it decodes each row once into a
+ * per-thread buffer and reuses it for every token of the chunk (prefill, the weight bytes are read and
+ * converted once per chunk rather than once per token).
+ */
+public abstract class WeightMatrix {
+    protected final MemorySegment data;
+    protected final int rows;
+    protected final int cols;
+    private final ThreadLocal<float[]> rowBuffer;
+
+    protected WeightMatrix(MemorySegment data, int rows, int cols) {
+        this.data = data;
+        this.rows = rows;
+        this.cols = cols;
+        this.rowBuffer = ThreadLocal.withInitial(() -> new float[cols]);
+    }
+
+    public final int rows() {
+        return rows;
+    }
+
+    public final int cols() {
+        return cols;
+    }
+
+    /** Storage type name, e.g. "BF16" or "Q8_0". */
+    public abstract String typeName();
+
+    /** Bytes of storage this matrix reads per full pass. */
+    public long byteSize() {
+        return data.byteSize();
+    }
+
+    /** Decodes row {@code row} into {@code dst[off .. off+cols)} as float32. */
+    public abstract void decodeRow(int row, float[] dst, int off);
+
+    /** Dot product of row {@code row} with {@code x[xOff .. xOff+cols)}. */
+    public abstract float dotRow(int row, float[] x, int xOff);
+
+    /**
+     * {@code out[t * outStride + outOff + r] = dot(row r, x[t * cols ..])} for t in [0, n), r in [0, rows).
+     */
+    public void matmul(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
+        if (n == 1) {
+            pool.forRange(rows, (start, end) -> {
+                for (int r = start; r < end; r++) {
+                    out[outOff + r] = dotRow(r, x, 0);
+                }
+            });
+            return;
+        }
+        pool.forRange(rows, (start, end) -> {
+            float[] w = rowBuffer.get();
+            for (int r = start; r < end; r++) {
+                decodeRow(r, w, 0);
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = VectorMath.dot(w, 0, x, t * cols, cols);
+                }
+            }
+        });
+    }
+
+    /** {@code out[t * rows + r]}: the dense layout. */
+    public final void matmul(Parallel pool, float[] x, int n, float[] out) {
+        matmul(pool, x, n, out, rows, 0);
+    }
+
+    @Override
+    public String toString() {
+        return typeName() + "[" + rows + ", " + cols + "]";
+    }
+}
