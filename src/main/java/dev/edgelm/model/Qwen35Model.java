@@ -24,7 +24,11 @@ public final class Qwen35Model implements AutoCloseable {
     public interface Trace {
         void embeddings(float[] x, int n);
 
-        void layer(int layer, float[] mixerOut, float[] residual, int n);
+        /** The token mixer's output (after out_proj / o_proj, before the residual add). */
+        void mixer(int layer, float[] mixerOut, int n);
+
+        /** The residual stream after the whole layer. */
+        void layer(int layer, float[] residual, int n);
 
         void finalNorm(float[] normed, int n);
     }
@@ -104,12 +108,15 @@ public final class Qwen35Model implements AutoCloseable {
                 case Qwen35Weights.GatedDeltaNet w -> deltaNet.forward(w, state, l, ws, n);
                 case Qwen35Weights.GatedAttention w -> attention.forward(w, state, l, ws, n);
             }
+            if (trace != null) {
+                trace.mixer(l, ws.mixed, n);
+            }
             VectorMath.add(ws.mixed, 0, ws.x, 0, n * hidden);
             RmsNorm.rows(ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
             mlp(layer, ws, n);
             VectorMath.add(ws.mixed, 0, ws.x, 0, n * hidden);
             if (trace != null) {
-                trace.layer(l, ws.mixed, ws.x, n);
+                trace.layer(l, ws.x, n);
             }
         }
         state.advance(n);
