@@ -27,7 +27,15 @@ public final class Main implements Runnable {
 
     /** Runs the CLI and returns its exit code: user errors print one clear line and return 1 or 2. */
     public static int execute(String... args) {
+        return execute(new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true), args);
+    }
+
+    /** As {@link #execute(String...)}, writing to the given streams (tests capture them). */
+    public static int execute(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new Main());
+        cli.setExpandAtFiles(false); // '@file' is ours: --tokens @ids.txt
+        cli.setOut(out);
+        cli.setErr(err);
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             if (ex instanceof EdgeLmException) {
                 commandLine.getErr().println("error: " + ex.getMessage());
