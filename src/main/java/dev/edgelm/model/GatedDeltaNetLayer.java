@@ -2,6 +2,10 @@ package dev.edgelm.model;
 
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Linear attention (Gated DeltaNet) over a chunk of tokens, carrying the conv window and the recurrent
@@ -17,14 +21,32 @@ import dev.edgelm.tensor.VectorMath;
  * </pre>
  */
 final class GatedDeltaNetLayer {
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+
     private final Qwen35Config c;
     private final Parallel pool;
-    private final ThreadLocal<float[]> delta;
+    private final Map<float[], float[]> tapMajorKernels = new IdentityHashMap<>();
 
-    GatedDeltaNetLayer(Qwen35Config config, Parallel pool) {
+    GatedDeltaNetLayer(Qwen35Config config, Parallel pool, Qwen35Weights weights) {
         this.c = config;
         this.pool = pool;
-        this.delta = ThreadLocal.withInitial(() -> new float[config.linearValueDim()]);
+        int k = config.convKernel();
+        int convDim = config.convDim();
+        for (Qwen35Weights.DecoderLayer layer : weights.layers()) {
+            if (layer.mixer() instanceof Qwen35Weights.GatedDeltaNet w) {
+                float[] taps = new float[k * convDim];
+                for (int ch = 0; ch < convDim; ch++) {
+                    for (int j = 0; j < k; j++) {
+                        taps[j * convDim + ch] = w.conv()[ch * k + j];
+                    }
+                }
+                tapMajorKernels.put(w.conv(), taps);
+            }
+        }
+    }
+
+    private float[] taps(Qwen35Weights.GatedDeltaNet w) {
+        return tapMajorKernels.get(w.conv());
     }
 
     /** Reads {@code ws.normed} [n, hidden], writes {@code ws.mixed} [n, hidden]. */
@@ -40,7 +62,7 @@ final class GatedDeltaNetLayer {
             ws.beta[i] = VectorMath.sigmoid(ws.beta[i]);
             ws.decay[i] = (float) Math.exp(w.negA()[h] * VectorMath.softplus(ws.decay[i] + w.dtBias()[h]));
         }
-        convolve(w.conv(), s.convWindow[layer], ws, n, convDim);
+        convolve(taps(w), s.convWindow[layer], ws, n, convDim);
         normalizeQueriesAndKeys(ws.qkv, n, convDim);
         float[] state = s.recurrent[layer];
         pool.forRange(hv, (h0, h1) -> {
@@ -55,21 +77,35 @@ final class GatedDeltaNetLayer {
     /**
      * Causal depthwise conv with kernel K, then SiLU, in place on {@code ws.qkv}. The previous K-1 inputs
      * come from {@code window}, which is then replaced by the last K-1 inputs of this chunk.
+     * {@code taps} is the kernel tap-major [K, convDim], so channels vectorise.
      */
-    private void convolve(float[] kernel, float[] window, Workspace ws, int n, int convDim) {
+    private void convolve(float[] taps, float[] window, Workspace ws, int n, int convDim) {
         int k = c.convKernel();
         int keep = k - 1;
         float[] ext = ws.convOut; // [(K-1) + n, convDim]: window followed by this chunk's inputs
         System.arraycopy(window, 0, ext, 0, keep * convDim);
         System.arraycopy(ws.qkv, 0, ext, keep * convDim, n * convDim);
-        pool.forRange(convDim, (c0, c1) -> {
+        int lanes = F.length();
+        pool.forRange(convDim, lanes, (c0, c1) -> {
             for (int t = 0; t < n; t++) {
-                for (int ch = c0; ch < c1; ch++) {
+                int ch = c0;
+                for (; ch + lanes <= c1; ch += lanes) {
+                    FloatVector acc = FloatVector.zero(F);
+                    for (int j = 0; j < k; j++) {
+                        acc = FloatVector.fromArray(F, taps, j * convDim + ch)
+                                .fma(FloatVector.fromArray(F, ext, (t + j) * convDim + ch), acc);
+                    }
+                    acc.intoArray(ws.qkv, t * convDim + ch);
+                }
+                for (; ch < c1; ch++) {
                     float acc = 0f;
                     for (int j = 0; j < k; j++) {
-                        acc += kernel[ch * k + j] * ext[(t + j) * convDim + ch];
+                        acc += taps[j * convDim + ch] * ext[(t + j) * convDim + ch];
                     }
-                    ws.qkv[t * convDim + ch] = VectorMath.silu(acc);
+                    ws.qkv[t * convDim + ch] = acc;
+                }
+                for (int i = c0; i < c1; i++) {
+                    ws.qkv[t * convDim + i] = VectorMath.silu(ws.qkv[t * convDim + i]);
                 }
             }
         });
@@ -93,7 +129,12 @@ final class GatedDeltaNetLayer {
         }
     }
 
-    /** The delta rule for value head {@code h} over the chunk's tokens, in order. */
+    /**
+     * The delta rule for value head {@code h} over the chunk's tokens, in order. Columns of the state are
+     * processed one vector at a time so the running sums stay in registers, and the decay is folded in:
+     * {@code S^T k} after decay is {@code decay * (S^T k)}, so each token reads the state once and
+     * reads-writes it once.
+     */
     private void recurrence(float[] state, int h, Workspace ws, int n, int convDim) {
         int hk = c.linearKeyHeads();
         int hv = c.linearValueHeads();
@@ -101,32 +142,48 @@ final class GatedDeltaNetLayer {
         int dv = c.linearValueDim();
         int kh = c.keyHeadOfValueHead(h);
         int sBase = h * dk * dv;
-        float[] d = delta.get();
         float[] qkv = ws.qkv;
+        float[] out = ws.core;
+        int lanes = F.length();
+        int vectorCols = dv - dv % lanes;
         for (int t = 0; t < n; t++) {
             int row = t * convDim;
             int qOff = row + kh * dk;
             int kOff = row + hk * dk + kh * dk;
             int vOff = row + 2 * hk * dk + h * dv;
+            int oOff = t * hv * dv + h * dv;
             float decay = ws.decay[t * hv + h];
             float beta = ws.beta[t * hv + h];
-            // decay the state and read what it predicts for this key: kvMem = S^T k
-            java.util.Arrays.fill(d, 0f);
-            for (int i = 0; i < dk; i++) {
-                int sRow = sBase + i * dv;
-                VectorMath.scale(state, sRow, dv, decay);
-                VectorMath.axpy(qkv[kOff + i], state, sRow, d, 0, dv);
+            for (int j = 0; j < vectorCols; j += lanes) {
+                FloatVector kv = FloatVector.zero(F);
+                for (int i = 0; i < dk; i++) {
+                    kv = FloatVector.fromArray(F, state, sBase + i * dv + j).fma(FloatVector.broadcast(F, qkv[kOff + i]), kv);
+                }
+                // delta = (v - decay * S^T k) * beta
+                FloatVector delta = FloatVector.fromArray(F, qkv, vOff + j).sub(kv.mul(decay)).mul(beta);
+                FloatVector o = FloatVector.zero(F);
+                for (int i = 0; i < dk; i++) {
+                    int at = sBase + i * dv + j;
+                    FloatVector updated = FloatVector.fromArray(F, state, at).mul(decay).add(delta.mul(qkv[kOff + i]));
+                    updated.intoArray(state, at);
+                    o = updated.fma(FloatVector.broadcast(F, qkv[qOff + i]), o);
+                }
+                o.intoArray(out, oOff + j);
             }
-            for (int j = 0; j < dv; j++) {
-                d[j] = (qkv[vOff + j] - d[j]) * beta;
-            }
-            // write the correction and read the output: S += k delta^T; o = S^T q
-            int oOff = t * hv * dv + h * dv;
-            java.util.Arrays.fill(ws.core, oOff, oOff + dv, 0f);
-            for (int i = 0; i < dk; i++) {
-                int sRow = sBase + i * dv;
-                VectorMath.axpy(qkv[kOff + i], d, 0, state, sRow, dv);
-                VectorMath.axpy(qkv[qOff + i], state, sRow, ws.core, oOff, dv);
+            for (int j = vectorCols; j < dv; j++) {
+                float kv = 0f;
+                for (int i = 0; i < dk; i++) {
+                    kv += state[sBase + i * dv + j] * qkv[kOff + i];
+                }
+                float delta = (qkv[vOff + j] - kv * decay) * beta;
+                float o = 0f;
+                for (int i = 0; i < dk; i++) {
+                    int at = sBase + i * dv + j;
+                    float updated = state[at] * decay + delta * qkv[kOff + i];
+                    state[at] = updated;
+                    o += updated * qkv[qOff + i];
+                }
+                out[oOff + j] = o;
             }
         }
     }

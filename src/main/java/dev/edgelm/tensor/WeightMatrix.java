@@ -9,21 +9,22 @@ import java.lang.foreign.MemorySegment;
  * dequantised copy of its weights.
  *
  * <p>{@link #matmul} computes {@code out[t][r] = dot(row r, x[t])} for a chunk of tokens. With one token
- * it streams every row once (decode, bandwidth-bound); with several it decodes each row once into a
- * per-thread buffer and reuses it for every token of the chunk (prefill, the weight bytes are read and
- * converted once per chunk rather than once per token).
+ * it streams every row once (decode, bandwidth-bound); with several it decodes a tile of rows once into a
+ * per-thread buffer and runs the register-tiled {@link FloatGemm} over every token of the chunk (prefill:
+ * the weight bytes are read and converted once per chunk rather than once per token).
  */
 public abstract class WeightMatrix {
+    private static final int X_BLOCK_FLOATS = 64 * 1024;
     protected final MemorySegment data;
     protected final int rows;
     protected final int cols;
-    private final ThreadLocal<float[]> rowBuffer;
+    private final ThreadLocal<float[]> tileBuffer;
 
     protected WeightMatrix(MemorySegment data, int rows, int cols) {
         this.data = data;
         this.rows = rows;
         this.cols = cols;
-        this.rowBuffer = ThreadLocal.withInitial(() -> new float[cols]);
+        this.tileBuffer = ThreadLocal.withInitial(() -> new float[FloatGemm.ROWS * cols]);
     }
 
     public final int rows() {
@@ -60,12 +61,27 @@ public abstract class WeightMatrix {
             });
             return;
         }
-        pool.forRange(rows, (start, end) -> {
-            float[] w = rowBuffer.get();
-            for (int r = start; r < end; r++) {
-                decodeRow(r, w, 0);
-                for (int t = 0; t < n; t++) {
-                    out[t * outStride + outOff + r] = VectorMath.dot(w, 0, x, t * cols, cols);
+        // Token blocks keep the activations a tile of rows is multiplied with inside L2 (~256 KiB);
+        // each row tile is decoded again per block, a small cost next to the block's FMAs.
+        int tokenBlock = Math.max(FloatGemm.TOKENS, (X_BLOCK_FLOATS / cols) / FloatGemm.TOKENS * FloatGemm.TOKENS);
+        pool.forRange(rows, FloatGemm.ROWS, (start, end) -> {
+            float[] w = tileBuffer.get();
+            for (int t0 = 0; t0 < n; t0 += tokenBlock) {
+                int tn = Math.min(tokenBlock, n - t0);
+                int xOff = t0 * cols;
+                int oOff = outOff + t0 * outStride;
+                int r = start;
+                for (; r + FloatGemm.ROWS <= end; r += FloatGemm.ROWS) {
+                    for (int i = 0; i < FloatGemm.ROWS; i++) {
+                        decodeRow(r + i, w, i * cols);
+                    }
+                    FloatGemm.tile(w, cols, x, xOff, tn, out, outStride, oOff, r);
+                }
+                for (; r < end; r++) {
+                    decodeRow(r, w, 0);
+                    for (int t = 0; t < tn; t++) {
+                        out[t * outStride + oOff + r] = VectorMath.dot(w, 0, x, xOff + t * cols, cols);
+                    }
                 }
             }
         });
