@@ -8,7 +8,6 @@ import dev.edgelm.engine.EngineOptions;
 import dev.edgelm.util.EdgeLmException;
 import dev.edgelm.util.PeakMemory;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -27,7 +26,7 @@ final class BenchmarkCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "Model: a checkpoint folder.")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "Model: a checkpoint folder, or a Hugging Face model id (owner/name[@revision]) to download.")
     String model;
 
     @Option(names = {"-p", "--prefill-tokens"}, paramLabel = "N", defaultValue = "256",
@@ -67,7 +66,7 @@ final class BenchmarkCommand implements Callable<Integer> {
         if (threads != null) {
             options = options.withThreads(threads);
         }
-        try (Engine engine = Engine.load(Path.of(model), options)) {
+        try (Engine engine = Engine.open(model, options)) {
             Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs);
             PeakMemory memory = PeakMemory.read();
             PrintWriter out = spec.commandLine().getOut();

@@ -1,5 +1,6 @@
 package dev.edgelm.engine;
 
+import dev.edgelm.hub.ModelReference;
 import dev.edgelm.model.ChunkPlan;
 import dev.edgelm.model.ModelLoader;
 import dev.edgelm.model.Qwen35Config;
@@ -26,6 +27,14 @@ public final class Engine implements AutoCloseable {
         this.options = options;
         this.generationConfig = generationConfig;
         this.loadSeconds = loadSeconds;
+    }
+
+    /**
+     * Opens what a user names: a local model (checkpoint folder or file) or a Hugging Face Hub id
+     * ({@code owner/name} or {@code owner/name@revision}), downloaded first into the cache.
+     */
+    public static Engine open(String model, EngineOptions options) {
+        return load(ModelReference.resolve(model), options);
     }
 
     /** Loads a local model. */
