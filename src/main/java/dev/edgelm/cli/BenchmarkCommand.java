@@ -1,0 +1,127 @@
+package dev.edgelm.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.edgelm.engine.Benchmark;
+import dev.edgelm.engine.Engine;
+import dev.edgelm.engine.EngineOptions;
+import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.PeakMemory;
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** Prefill / decode speed, time to first token, load time and peak memory, LiteRT-LM style. */
+@Command(name = "benchmark", mixinStandardHelpOptions = true,
+        description = {"Measure prefill and decode speed on a synthetic prompt (no chat template): one warm-up run, "
+                + "then --runs runs on fresh sessions; prints the median (and min/max) over the runs.",
+                "Decode steps are greedy and ignore stop tokens."})
+final class BenchmarkCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = "Model: a checkpoint folder, or a Hugging Face model id (owner/name[@revision]) to download.")
+    String model;
+
+    @Option(names = {"-p", "--prefill-tokens"}, paramLabel = "N", defaultValue = "256",
+            description = "Prompt length in tokens (default ${DEFAULT-VALUE}).")
+    int prefillTokens;
+
+    @Option(names = {"-d", "--decode-tokens"}, paramLabel = "N", defaultValue = "256",
+            description = "Decode steps (default ${DEFAULT-VALUE}).")
+    int decodeTokens;
+
+    @Option(names = "--runs", paramLabel = "N", defaultValue = "3", description = "Measured runs (default ${DEFAULT-VALUE}).")
+    int runs;
+
+    @Option(names = "--threads", paramLabel = "N", description = "Worker threads (default: physical cores).")
+    Integer threads;
+
+    @Option(names = "--max-num-tokens", paramLabel = "N",
+            description = "Context capacity of the sessions (default: prompt + decode tokens + 1).")
+    Integer maxNumTokens;
+
+    @Option(names = "--json", description = "Print one JSON object instead of text.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        if (prefillTokens < 1) {
+            throw new EdgeLmException("-p/--prefill-tokens must be >= 1, got " + prefillTokens);
+        }
+        if (decodeTokens < 1) {
+            throw new EdgeLmException("-d/--decode-tokens must be >= 1, got " + decodeTokens);
+        }
+        if (runs < 1) {
+            throw new EdgeLmException("--runs must be >= 1, got " + runs);
+        }
+        EngineOptions options = EngineOptions.defaults()
+                .withMaxNumTokens(maxNumTokens != null ? maxNumTokens : Benchmark.tokensNeeded(prefillTokens, decodeTokens));
+        if (threads != null) {
+            options = options.withThreads(threads);
+        }
+        try (Engine engine = Engine.open(model, options)) {
+            Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs);
+            PeakMemory memory = PeakMemory.read();
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                out.println(toJson(engine, report, memory));
+            } else {
+                printText(out, engine, report, memory);
+            }
+            out.flush();
+        }
+        return 0;
+    }
+
+    private static void printText(PrintWriter out, Engine engine, Benchmark.Report r, PeakMemory memory) {
+        out.println("Model: " + engine.modelPath() + " (" + engine.config().numLayers() + " layers "
+                + engine.config().layerPattern() + ", vocab " + engine.config().vocabSize() + ")");
+        out.println("Threads: " + engine.options().threads());
+        out.println("Prompt tokens: " + r.promptTokens() + ", decode tokens: " + r.decodeTokens()
+                + ", runs: " + r.runs() + " (after 1 warm-up run)");
+        out.println(format("Init time: %.3f s", engine.loadSeconds()));
+        out.println(format("Time to first token: %.4f s", r.ttftSeconds().median()) + range(r.ttftSeconds(), "%.4f s"));
+        out.println(format("Prefill speed: %.2f tokens/sec", r.prefillTokensPerSecond().median()) + range(r.prefillTokensPerSecond(), "%.2f"));
+        out.println(format("Decode speed: %.2f tokens/sec", r.decodeTokensPerSecond().median()) + range(r.decodeTokensPerSecond(), "%.2f"));
+        out.println(format("Peak memory: %.1f MB", memory.bytes() / (1024.0 * 1024.0))
+                + (memory.isRss() ? "" : " (JVM memory pools; resident set size unavailable)"));
+    }
+
+    private static String range(Benchmark.Stat s, String fmt) {
+        return " (median; min " + format(fmt, s.min()) + ", max " + format(fmt, s.max()) + ")";
+    }
+
+    private static String format(String fmt, double v) {
+        return String.format(Locale.ROOT, fmt, v);
+    }
+
+    private static String toJson(Engine engine, Benchmark.Report r, PeakMemory memory) {
+        ObjectNode o = new ObjectMapper().createObjectNode();
+        o.put("prefill_tokens_per_second", r.prefillTokensPerSecond().median());
+        o.put("decode_tokens_per_second", r.decodeTokensPerSecond().median());
+        o.put("init_seconds", engine.loadSeconds());
+        o.put("ttft_seconds", r.ttftSeconds().median());
+        o.put("peak_rss_bytes", memory.bytes());
+        o.put("peak_memory_source", memory.source());
+        o.put("prefill_tokens_per_second_min", r.prefillTokensPerSecond().min());
+        o.put("prefill_tokens_per_second_max", r.prefillTokensPerSecond().max());
+        o.put("decode_tokens_per_second_min", r.decodeTokensPerSecond().min());
+        o.put("decode_tokens_per_second_max", r.decodeTokensPerSecond().max());
+        o.put("ttft_seconds_min", r.ttftSeconds().min());
+        o.put("ttft_seconds_max", r.ttftSeconds().max());
+        o.put("prompt_tokens", r.promptTokens());
+        o.put("decode_tokens", r.decodeTokens());
+        o.put("runs", r.runs());
+        o.put("threads", engine.options().threads());
+        o.put("max_num_tokens", engine.options().maxNumTokens());
+        o.put("model", engine.modelPath().toString());
+        return o.toString();
+    }
+}

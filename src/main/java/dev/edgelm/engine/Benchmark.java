@@ -1,0 +1,104 @@
+package dev.edgelm.engine;
+
+import dev.edgelm.util.EdgeLmException;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * Prefill and decode speed as LiteRT-LM's benchmark defines them: a synthetic prompt of exactly
+ * {@code promptTokens} ids (drawn deterministically from the vocabulary, no chat template), then exactly
+ * {@code decodeTokens} greedy decode steps that ignore stop tokens; one warm-up run, then {@code runs}
+ * measured runs, each on a fresh session.
+ *
+ * <p>Per run: prefill time = the {@link Session#prefill} call; time to first token = from the start of the
+ * prefill to the moment the first token is sampled; decode time = from the first sampled token to the
+ * token sampled by the last decode step (each step = one forward pass on the previous token + sampling).
+ */
+public final class Benchmark {
+    private Benchmark() {}
+
+    /** Median, minimum and maximum over the runs. */
+    public record Stat(double median, double min, double max) {
+        static Stat of(double[] values) {
+            double[] v = values.clone();
+            Arrays.sort(v);
+            int n = v.length;
+            double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+            return new Stat(median, v[0], v[n - 1]);
+        }
+    }
+
+    /** Speeds in tokens per second, times in seconds. */
+    public record Report(int promptTokens, int decodeTokens, int runs, Stat prefillTokensPerSecond,
+                         Stat decodeTokensPerSecond, Stat ttftSeconds) {}
+
+    /** One measured run. */
+    record Run(double prefillSeconds, double ttftSeconds, double decodeSeconds) {}
+
+    /** Context capacity a run needs: the prompt, the decode steps and the last token sampled. */
+    public static int tokensNeeded(int promptTokens, int decodeTokens) {
+        return promptTokens + decodeTokens + 1;
+    }
+
+    /** The synthetic prompt: {@code n} ids, the same for a given vocabulary size. */
+    public static int[] syntheticPrompt(int n, int vocab) {
+        SplittableRandom random = new SplittableRandom(0x5EED);
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = random.nextInt(vocab);
+        }
+        return ids;
+    }
+
+    public static Report run(Engine engine, int promptTokens, int decodeTokens, int runs) {
+        if (promptTokens < 1 || decodeTokens < 1 || runs < 1) {
+            throw new EdgeLmException("benchmark needs at least 1 prompt token, 1 decode token and 1 run (got "
+                    + promptTokens + ", " + decodeTokens + ", " + runs + ")");
+        }
+        int needed = tokensNeeded(promptTokens, decodeTokens);
+        if (engine.options().maxNumTokens() < needed) {
+            throw new EdgeLmException("max number of tokens " + engine.options().maxNumTokens() + " is too small for "
+                    + promptTokens + " prompt + " + decodeTokens + " decode tokens: at least " + needed + " needed");
+        }
+        int[] prompt = syntheticPrompt(promptTokens, engine.config().vocabSize());
+        runOnce(engine, prompt, decodeTokens); // warm-up
+        double[] prefill = new double[runs];
+        double[] decode = new double[runs];
+        double[] ttft = new double[runs];
+        for (int i = 0; i < runs; i++) {
+            Run r = runOnce(engine, prompt, decodeTokens);
+            prefill[i] = promptTokens / r.prefillSeconds();
+            decode[i] = decodeTokens / r.decodeSeconds();
+            ttft[i] = r.ttftSeconds();
+        }
+        return new Report(promptTokens, decodeTokens, runs, Stat.of(prefill), Stat.of(decode), Stat.of(ttft));
+    }
+
+    static Run runOnce(Engine engine, int[] prompt, int decodeTokens) {
+        Session session = engine.newSession();
+        // decodeTokens steps after the first token: decodeTokens + 1 tokens sampled
+        GenerationOptions greedy = GenerationOptions.builder().maxNewTokens(decodeTokens + 1).build();
+        long[] sampledAt = new long[2];
+        GenerationListener clock = new GenerationListener() {
+            private int n;
+
+            @Override
+            public void onToken(int id) {
+                long now = System.nanoTime();
+                if (n++ == 0) {
+                    sampledAt[0] = now;
+                }
+                sampledAt[1] = now;
+            }
+        };
+        long start = System.nanoTime();
+        session.prefill(prompt);
+        long prefilled = System.nanoTime();
+        GenerationResult result = session.generate(greedy, clock);
+        if (result.tokens().length != decodeTokens + 1 || session.tokensPrefilled() != prompt.length) {
+            throw new IllegalStateException("benchmark run did " + session.tokensPrefilled() + " prefill tokens and "
+                    + result.tokens().length + " sampled tokens");
+        }
+        return new Run((prefilled - start) / 1e9, (sampledAt[0] - start) / 1e9, (sampledAt[1] - sampledAt[0]) / 1e9);
+    }
+}

@@ -1,0 +1,500 @@
+package dev.edgelm.hub;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.edgelm.util.EdgeLmException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Downloads the files a runtime needs from a model repository on the Hugging Face Hub into a local cache:
+ * config, generation config, tokenizer files, chat template, safetensors weights and their index.
+ *
+ * <p>Cache layout (the Hugging Face layout, without symlinks): {@code <cache>/models--<owner>--<name>/}
+ * holds {@code snapshots/<commit>/<files>} and {@code refs/<revision>} (the commit a revision resolved to,
+ * written once every file of the snapshot is complete; it lets a later run work offline). A file being
+ * downloaded is {@code <file>.part} next to its final place; an interrupted download resumes from it with
+ * an HTTP {@code Range} request. Each file is checked against the size and hash the Hub lists (SHA-256
+ * for LFS files, the git blob id for others); a mismatch is downloaded once more, then reported.
+ *
+ * <p>{@code HF_TOKEN} is sent as a bearer token to the Hub endpoint only (not to the storage hosts it
+ * redirects to); {@code HF_ENDPOINT} replaces {@code https://huggingface.co}.
+ */
+public final class HubClient {
+    public static final String DEFAULT_ENDPOINT = "https://huggingface.co";
+    private static final int MAX_REDIRECTS = 10;
+    private static final int NETWORK_RETRIES = 3;
+    private static final int BUFFER = 1 << 16;
+
+    private final URI endpoint;
+    private final String token;
+    private final Path cache;
+    private final PrintStream progress;
+    private final HttpClient http;
+
+    /**
+     * @param endpoint the Hub, e.g. {@code https://huggingface.co}
+     * @param token    a Hugging Face access token, or null
+     * @param cache    the hub cache folder (model folders go below it)
+     * @param progress where progress bars and notes go (normally stderr), or null for silence
+     */
+    public HubClient(URI endpoint, String token, Path cache, PrintStream progress) {
+        String e = endpoint.toString();
+        this.endpoint = URI.create(e.endsWith("/") ? e.substring(0, e.length() - 1) : e);
+        this.token = token == null || token.isBlank() ? null : token.trim();
+        this.cache = cache;
+        this.progress = progress;
+        this.http = HttpClient.newBuilder()
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .connectTimeout(Duration.ofSeconds(30))
+                .build();
+    }
+
+    /** Configured from {@code HF_ENDPOINT}, {@code HF_TOKEN} and {@code EDGELM_CACHE}; progress on stderr. */
+    public static HubClient fromEnvironment() {
+        return fromEnvironment(System.getenv(), System.err);
+    }
+
+    public static HubClient fromEnvironment(Map<String, String> env, PrintStream progress) {
+        String endpoint = env.getOrDefault("HF_ENDPOINT", "");
+        URI uri;
+        try {
+            uri = URI.create(endpoint.isBlank() ? DEFAULT_ENDPOINT : endpoint.trim());
+        } catch (IllegalArgumentException e) {
+            throw new EdgeLmException("HF_ENDPOINT '" + endpoint + "' is not a URL");
+        }
+        if (uri.getScheme() == null || uri.getHost() == null) {
+            throw new EdgeLmException("HF_ENDPOINT '" + endpoint + "' is not an http(s) URL");
+        }
+        return new HubClient(uri, env.get("HF_TOKEN"), defaultCache(env).resolve("hub"), progress);
+    }
+
+    /** {@code $EDGELM_CACHE}, else {@code ~/.cache/edgelm}. */
+    public static Path defaultCache(Map<String, String> env) {
+        String dir = env.get("EDGELM_CACHE");
+        if (dir != null && !dir.isBlank()) {
+            return Path.of(dir);
+        }
+        return Path.of(System.getProperty("user.home"), ".cache", "edgelm");
+    }
+
+    /** The files of a repository a runtime needs; everything else (docs, other formats) is skipped. */
+    public static boolean isNeeded(String name) {
+        if (name.contains("/")) {
+            return false;
+        }
+        return switch (name) {
+            case "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "vocab.json",
+                 "merges.txt", "special_tokens_map.json", "added_tokens.json", "chat_template.jinja",
+                 "chat_template.json", "preprocessor_config.json" -> true;
+            default -> name.endsWith(".safetensors") || name.endsWith(".safetensors.index.json");
+        };
+    }
+
+    /** The cache folder of one repository. */
+    public Path repoFolder(HubRepoId repo) {
+        return cache.resolve("models--" + repo.owner() + "--" + repo.name());
+    }
+
+    /** Downloads what is missing and returns the snapshot folder (a checkpoint folder). */
+    public Path download(HubRepoId repo) {
+        Listing listing;
+        try {
+            listing = list(repo);
+        } catch (NetworkException e) {
+            Optional<Path> cached = cachedSnapshot(repo);
+            if (cached.isPresent()) {
+                note("cannot reach " + endpoint + " (" + e.getMessage() + "); using the cached " + repo + " at " + cached.get());
+                return cached.get();
+            }
+            throw new EdgeLmException("cannot reach the Hugging Face Hub at " + endpoint + ": " + e.getMessage());
+        }
+        List<HubFile> files = listing.files().stream().filter(f -> isNeeded(f.name())).toList();
+        if (files.stream().noneMatch(f -> f.name().endsWith(".safetensors"))) {
+            throw new EdgeLmException("model " + repo + " has no .safetensors weights on the Hub (files: "
+                    + listing.files().stream().map(HubFile::name).toList() + ")");
+        }
+        Path snapshot = repoFolder(repo).resolve("snapshots").resolve(listing.commit());
+        try {
+            Files.createDirectories(snapshot);
+            for (HubFile f : files) {
+                fetchVerified(repo, listing.commit(), f, snapshot);
+            }
+            writeAtomically(refFile(repo), listing.commit());
+        } catch (NetworkException e) {
+            throw new EdgeLmException("download of " + repo + " from " + endpoint + " failed: " + e.getMessage()
+                    + " (run again to resume)");
+        } catch (IOException e) {
+            throw new EdgeLmException("cannot write to the cache folder " + snapshot + ": " + e.getMessage());
+        }
+        return snapshot;
+    }
+
+    private Path refFile(HubRepoId repo) {
+        return repoFolder(repo).resolve("refs").resolve(repo.revision());
+    }
+
+    private Optional<Path> cachedSnapshot(HubRepoId repo) {
+        try {
+            Path ref = refFile(repo);
+            if (Files.isRegularFile(ref)) {
+                Path snapshot = repoFolder(repo).resolve("snapshots").resolve(Files.readString(ref).trim());
+                if (Files.isDirectory(snapshot)) {
+                    return Optional.of(snapshot);
+                }
+            }
+        } catch (IOException e) {
+            // no usable cache entry
+        }
+        return Optional.empty();
+    }
+
+    /** The resolved commit and the files of a revision. */
+    record Listing(String commit, List<HubFile> files) {}
+
+    Listing list(HubRepoId repo) {
+        URI uri = URI.create(endpoint + "/api/models/" + repo.id() + "/revision/" + encode(repo.revision()) + "?blobs=true");
+        HttpResponse<byte[]> response = send(uri, null, HttpResponse.BodyHandlers.ofByteArray());
+        checkStatus(response, repo, "listing the files of");
+        JsonNode root;
+        try {
+            root = new ObjectMapper().readTree(response.body());
+        } catch (IOException e) {
+            throw new EdgeLmException(uri + ": the Hub's answer is not JSON: " + e.getMessage());
+        }
+        String commit = root.path("sha").asText("");
+        if (!commit.matches("[0-9a-fA-F]{40}")) {
+            throw new EdgeLmException(uri + ": the Hub's answer has no commit 'sha'");
+        }
+        JsonNode siblings = root.get("siblings");
+        if (siblings == null || !siblings.isArray()) {
+            throw new EdgeLmException(uri + ": the Hub's answer has no file list 'siblings'");
+        }
+        List<HubFile> files = new ArrayList<>();
+        for (JsonNode s : siblings) {
+            String name = s.path("rfilename").asText("");
+            if (name.isEmpty() || name.startsWith("/") || name.contains("..") || name.contains("\\")) {
+                throw new EdgeLmException(uri + ": the Hub lists an unusable file name '" + name + "'");
+            }
+            JsonNode lfs = s.get("lfs");
+            long size = s.path("size").asLong(-1);
+            String sha256 = null;
+            if (lfs != null && lfs.isObject()) {
+                sha256 = lfs.path("sha256").asText(null);
+                size = lfs.path("size").asLong(size);
+            }
+            String blobId = lfs == null ? s.path("blobId").asText(null) : null;
+            files.add(new HubFile(name, size, sha256, blobId));
+        }
+        return new Listing(commit.toLowerCase(), files);
+    }
+
+    /** Downloads one file into {@code folder} unless it is already there; checks it; retries a bad copy once. */
+    private void fetchVerified(HubRepoId repo, String commit, HubFile file, Path folder) throws IOException {
+        Path target = folder.resolve(file.name());
+        if (Files.isRegularFile(target) && (file.size() < 0 || Files.size(target) == file.size())) {
+            return;
+        }
+        Path part = folder.resolve(file.name() + ".part");
+        URI uri = URI.create(endpoint + "/" + repo.id() + "/resolve/" + commit + "/" + encodePath(file.name()));
+        for (int attempt = 1; ; attempt++) {
+            fetch(repo, uri, file, part);
+            String problem = check(file, part);
+            if (problem == null) {
+                Files.move(part, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                return;
+            }
+            Files.deleteIfExists(part);
+            if (attempt == 2) {
+                throw new EdgeLmException(file.name() + " of " + repo + " is corrupt after two downloads: " + problem);
+            }
+            note(file.name() + ": " + problem + "; downloading it again");
+        }
+    }
+
+    /** Brings {@code part} to the whole file, resuming what is there; retries dropped connections. */
+    private void fetch(HubRepoId repo, URI uri, HubFile file, Path part) throws IOException {
+        int failures = 0;
+        while (true) {
+            long have = Files.exists(part) ? Files.size(part) : 0;
+            if (file.size() >= 0 && have == file.size()) {
+                return;
+            }
+            if (file.size() >= 0 && have > file.size()) {
+                Files.delete(part);
+                have = 0;
+            }
+            try {
+                if (download(repo, uri, file, part, have)) {
+                    return;
+                }
+            } catch (NetworkException e) {
+                if (++failures > NETWORK_RETRIES) {
+                    throw e;
+                }
+                note(file.name() + ": " + e.getMessage() + "; resuming");
+            }
+        }
+    }
+
+    /**
+     * One GET from byte {@code have} on. Returns true when the body arrived whole, false when the server
+     * asked for a restart (an unsatisfiable range); throws {@link NetworkException} when the transfer broke.
+     */
+    private boolean download(HubRepoId repo, URI uri, HubFile file, Path part, long have) throws IOException {
+        HttpResponse<InputStream> response = send(uri, have > 0 ? "bytes=" + have + "-" : null, HttpResponse.BodyHandlers.ofInputStream());
+        int status = response.statusCode();
+        if (status == 416) {
+            response.body().close();
+            Files.deleteIfExists(part);
+            return false;
+        }
+        if (status != 200 && status != 206) {
+            response.body().close();
+        }
+        checkStatus(response, repo, "downloading " + file.name() + " of");
+        boolean append = status == 206;
+        if (!append) {
+            have = 0;
+        }
+        long expectedLength = response.headers().firstValueAsLong("Content-Length").orElse(-1);
+        DownloadProgress bar = new DownloadProgress(progress, file.name(), file.size(), have);
+        long received = 0;
+        try (InputStream in = response.body();
+             OutputStream out = Files.newOutputStream(part, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                     append ? StandardOpenOption.APPEND : StandardOpenOption.TRUNCATE_EXISTING)) {
+            byte[] buffer = new byte[BUFFER];
+            int n;
+            while (true) {
+                try {
+                    n = in.read(buffer);
+                } catch (IOException e) {
+                    throw new NetworkException("connection lost after " + (have + received) + " bytes: " + describe(e));
+                }
+                if (n < 0) {
+                    break;
+                }
+                out.write(buffer, 0, n);
+                received += n;
+                bar.advance(n);
+            }
+        } finally {
+            bar.finish();
+        }
+        if (expectedLength >= 0 && received != expectedLength) {
+            throw new NetworkException("connection closed after " + received + " of " + expectedLength + " bytes");
+        }
+        return true;
+    }
+
+    /** Null when {@code part} matches the listing, else what is wrong. */
+    private static String check(HubFile file, Path part) throws IOException {
+        long size = Files.size(part);
+        if (file.size() >= 0 && size != file.size()) {
+            return "size " + size + " bytes, the Hub lists " + file.size();
+        }
+        if (file.sha256() != null) {
+            String actual = digest(part, "SHA-256", null);
+            if (!actual.equalsIgnoreCase(file.sha256())) {
+                return "sha256 " + actual + ", the Hub lists " + file.sha256();
+            }
+        } else if (file.gitBlobId() != null) {
+            String actual = digest(part, "SHA-1", ("blob " + size + "\0").getBytes(StandardCharsets.US_ASCII));
+            if (!actual.equalsIgnoreCase(file.gitBlobId())) {
+                return "git blob id " + actual + ", the Hub lists " + file.gitBlobId();
+            }
+        }
+        return null;
+    }
+
+    static String digest(Path file, String algorithm, byte[] prefix) throws IOException {
+        MessageDigest md;
+        try {
+            md = MessageDigest.getInstance(algorithm);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        if (prefix != null) {
+            md.update(prefix);
+        }
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buffer = new byte[BUFFER];
+            int n;
+            while ((n = in.read(buffer)) > 0) {
+                md.update(buffer, 0, n);
+            }
+        }
+        return HexFormat.of().formatHex(md.digest());
+    }
+
+    /**
+     * Sends a GET, following redirects itself so that the token goes only to the Hub endpoint's host and the
+     * {@code Range} header survives every hop.
+     */
+    private <T> HttpResponse<T> send(URI uri, String range, HttpResponse.BodyHandler<T> handler) {
+        URI current = uri;
+        for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(current).GET()
+                    .timeout(Duration.ofSeconds(60))
+                    .header("User-Agent", "edgelm");
+            if (token != null && sameOrigin(current, endpoint)) {
+                b.header("Authorization", "Bearer " + token);
+            }
+            if (range != null) {
+                b.header("Range", range);
+            }
+            HttpResponse<T> response;
+            try {
+                response = http.send(b.build(), handler);
+            } catch (IOException e) {
+                throw new NetworkException(describe(e));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new EdgeLmException("download interrupted");
+            }
+            int status = response.statusCode();
+            if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
+                closeQuietly(response.body());
+                URI from = current;
+                String location = response.headers().firstValue("Location")
+                        .orElseThrow(() -> new EdgeLmException(from + ": redirect (" + status + ") without a Location"));
+                current = current.resolve(location);
+                if (!"https".equals(current.getScheme()) && "https".equals(uri.getScheme())) {
+                    throw new EdgeLmException(uri + ": redirected to a non-HTTPS address " + current);
+                }
+                continue;
+            }
+            return response;
+        }
+        throw new EdgeLmException(uri + ": more than " + MAX_REDIRECTS + " redirects");
+    }
+
+    private void checkStatus(HttpResponse<?> response, HubRepoId repo, String action) {
+        int status = response.statusCode();
+        if (status == 200 || status == 206) {
+            return;
+        }
+        String code = response.headers().firstValue("X-Error-Code").orElse("");
+        String hubMessage = response.headers().firstValue("X-Error-Message").map(m -> " (Hub: " + m + ")").orElse("");
+        String tokenHint = token == null
+                ? "set HF_TOKEN to an access token of an account that may read it"
+                : "the HF_TOKEN given was not accepted for it";
+        String what = action + " " + repo;
+        switch (status) {
+            case 401 -> {
+                if ("RepoNotFound".equals(code)) {
+                    throw new EdgeLmException("model " + repo.id() + " not found on the Hub (or it is private: "
+                            + tokenHint + ")" + hubMessage);
+                }
+                throw new EdgeLmException(what + ": authentication required (401): the model is gated or private; "
+                        + tokenHint + hubMessage);
+            }
+            case 403 -> throw new EdgeLmException(what + ": access denied (403): the model is gated; accept its conditions "
+                    + "on its Hub page and " + tokenHint + hubMessage);
+            case 404 -> {
+                if ("RevisionNotFound".equals(code)) {
+                    throw new EdgeLmException("revision '" + repo.revision() + "' of " + repo.id() + " not found on the Hub" + hubMessage);
+                }
+                if ("EntryNotFound".equals(code)) {
+                    throw new EdgeLmException(what + ": file not found (404)" + hubMessage);
+                }
+                throw new EdgeLmException("model " + repo.id() + " not found on the Hub (404)" + hubMessage);
+            }
+            case 429 -> throw new EdgeLmException(what + ": the Hub is rate-limiting requests (429); try again later"
+                    + (token == null ? " or set HF_TOKEN" : "") + hubMessage);
+            default -> {
+                if (status >= 500) {
+                    throw new NetworkException("the Hub answered " + status + " while " + what);
+                }
+                throw new EdgeLmException(what + ": unexpected HTTP status " + status + hubMessage);
+            }
+        }
+    }
+
+    private static boolean sameOrigin(URI a, URI b) {
+        return Objects.equals(a.getScheme(), b.getScheme()) && a.getHost() != null
+                && a.getHost().equalsIgnoreCase(b.getHost()) && a.getPort() == b.getPort();
+    }
+
+    private static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    private static String encodePath(String path) {
+        StringBuilder sb = new StringBuilder();
+        for (String segment : path.split("/")) {
+            if (!sb.isEmpty()) {
+                sb.append('/');
+            }
+            sb.append(encode(segment));
+        }
+        return sb.toString();
+    }
+
+    /** The exception and its causes, e.g. "ConnectException: UnresolvedAddressException". */
+    private static String describe(Throwable e) {
+        StringBuilder sb = new StringBuilder();
+        String previous = "";
+        for (Throwable t = e; t != null && sb.length() < 300; t = t.getCause() == t ? null : t.getCause()) {
+            String m = t.getMessage();
+            String part = t.getClass().getSimpleName() + (m == null || m.isBlank() ? "" : " (" + m + ")");
+            if (!part.equals(previous)) {
+                sb.append(sb.isEmpty() ? "" : ": ").append(part);
+            }
+            previous = part;
+        }
+        return sb.toString();
+    }
+
+    private static void closeQuietly(Object body) {
+        if (body instanceof AutoCloseable c) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // the redirect's body is of no interest
+            }
+        }
+    }
+
+    private void note(String message) {
+        if (progress != null) {
+            progress.println("edgelm: " + message);
+            progress.flush();
+        }
+    }
+
+    private static void writeAtomically(Path file, String content) throws IOException {
+        Files.createDirectories(file.getParent());
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, content);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** A transfer that failed for network reasons (worth retrying or resuming). */
+    static final class NetworkException extends EdgeLmException {
+        NetworkException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,179 @@
+package dev.edgelm.hub;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A local stand-in for the Hub serving one repository, {@code test/tiny-a}, made of the tiny-a fixture plus a
+ * generation config and files a runtime must skip. LFS files are served through a redirect to {@code /cdn/},
+ * as the Hub does; the listing carries sizes, LFS sha256 sums and git blob ids computed here with the JDK's
+ * digests.
+ */
+final class FakeHub implements AutoCloseable {
+    static final Path TINY_A = Path.of("src/test/resources/fixtures/qwen35/tiny-a");
+    static final String COMMIT = "0123456789abcdef0123456789abcdef01234567";
+    static final String GENERATION_CONFIG = "{\"do_sample\": true, \"temperature\": 0.7, \"top_k\": 20, \"eos_token_id\": [500, 501]}";
+
+    record Request(String path, String authorization, String range) {}
+
+    final HttpServer server;
+    final Map<String, byte[]> files = new LinkedHashMap<>();
+    final List<String> lfs = List.of("model.safetensors");
+    final List<Request> requests = Collections.synchronizedList(new ArrayList<>());
+    /** Drop the connection after this many bytes of the next model.safetensors body (once). */
+    volatile long dropAfter = -1;
+    /** Serve model.safetensors with one byte flipped this many more times. */
+    final AtomicInteger corrupt = new AtomicInteger();
+    /** When not 200: the status of the listing, with this X-Error-Code. */
+    volatile int apiStatus = 200;
+    volatile String apiErrorCode;
+    /** Host name used in absolute redirects to the CDN, or null for a relative redirect. */
+    volatile String cdnHost;
+
+    FakeHub() throws IOException {
+        files.put("config.json", Files.readAllBytes(TINY_A.resolve("config.json")));
+        files.put("model.safetensors", Files.readAllBytes(TINY_A.resolve("model.safetensors")));
+        files.put("generation_config.json", GENERATION_CONFIG.getBytes(StandardCharsets.UTF_8));
+        files.put("README.md", "# tiny-a\n".getBytes(StandardCharsets.UTF_8));
+        files.put("onnx/model.onnx", new byte[100]);
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/", this::handle);
+        server.start();
+    }
+
+    URI endpoint() {
+        return URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+    }
+
+    List<Request> requestsTo(String pathPrefix) {
+        synchronized (requests) {
+            return requests.stream().filter(r -> r.path().startsWith(pathPrefix)).toList();
+        }
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        String path = ex.getRequestURI().getRawPath();
+        requests.add(new Request(path, ex.getRequestHeaders().getFirst("Authorization"), ex.getRequestHeaders().getFirst("Range")));
+        try (ex) {
+            if (path.startsWith("/api/models/")) {
+                listing(ex, path);
+            } else if (path.startsWith("/test/tiny-a/resolve/" + COMMIT + "/")) {
+                String name = path.substring(("/test/tiny-a/resolve/" + COMMIT + "/").length());
+                if (lfs.contains(name)) {
+                    String host = cdnHost;
+                    String location = host == null ? "/cdn/" + name : "http://" + host + ":" + server.getAddress().getPort() + "/cdn/" + name;
+                    ex.getResponseHeaders().add("Location", location);
+                    ex.sendResponseHeaders(302, -1);
+                } else {
+                    serve(ex, name);
+                }
+            } else if (path.startsWith("/cdn/")) {
+                serve(ex, path.substring("/cdn/".length()));
+            } else {
+                ex.sendResponseHeaders(404, -1);
+            }
+        }
+    }
+
+    private void listing(HttpExchange ex, String path) throws IOException {
+        if (apiStatus != 200) {
+            if (apiErrorCode != null) {
+                ex.getResponseHeaders().add("X-Error-Code", apiErrorCode);
+            }
+            ex.sendResponseHeaders(apiStatus, -1);
+            return;
+        }
+        if (!path.equals("/api/models/test/tiny-a/revision/main") || !"blobs=true".equals(ex.getRequestURI().getQuery())) {
+            ex.getResponseHeaders().add("X-Error-Code", "RepoNotFound");
+            ex.sendResponseHeaders(404, -1);
+            return;
+        }
+        StringBuilder json = new StringBuilder("{\"id\":\"test/tiny-a\",\"sha\":\"" + COMMIT + "\",\"siblings\":[");
+        boolean first = true;
+        for (Map.Entry<String, byte[]> e : files.entrySet()) {
+            byte[] content = e.getValue();
+            json.append(first ? "" : ",").append("{\"rfilename\":\"").append(e.getKey()).append("\",\"size\":").append(content.length);
+            if (lfs.contains(e.getKey())) {
+                json.append(",\"blobId\":\"").append(hex("SHA-1", "0".getBytes())).append("\",\"lfs\":{\"sha256\":\"")
+                        .append(hex("SHA-256", content)).append("\",\"size\":").append(content.length).append(",\"pointerSize\":134}");
+            } else {
+                byte[] header = ("blob " + content.length + "\0").getBytes(StandardCharsets.US_ASCII);
+                byte[] blob = new byte[header.length + content.length];
+                System.arraycopy(header, 0, blob, 0, header.length);
+                System.arraycopy(content, 0, blob, header.length, content.length);
+                json.append(",\"blobId\":\"").append(hex("SHA-1", blob)).append("\"");
+            }
+            json.append("}");
+            first = false;
+        }
+        json.append("]}");
+        byte[] body = json.toString().getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().add("Content-Type", "application/json");
+        ex.sendResponseHeaders(200, body.length);
+        ex.getResponseBody().write(body);
+    }
+
+    private void serve(HttpExchange ex, String name) throws IOException {
+        byte[] content = files.get(name);
+        if (content == null) {
+            ex.getResponseHeaders().add("X-Error-Code", "EntryNotFound");
+            ex.sendResponseHeaders(404, -1);
+            return;
+        }
+        if (name.equals("model.safetensors") && corrupt.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            content = content.clone();
+            content[content.length / 2] ^= 0x55;
+        }
+        int from = 0;
+        String range = ex.getRequestHeaders().getFirst("Range");
+        if (range != null && range.matches("bytes=\\d+-")) {
+            from = Integer.parseInt(range.substring(6, range.length() - 1));
+            if (from >= content.length) {
+                ex.sendResponseHeaders(416, -1);
+                return;
+            }
+            ex.getResponseHeaders().add("Content-Range", "bytes " + from + "-" + (content.length - 1) + "/" + content.length);
+        }
+        int length = content.length - from;
+        ex.sendResponseHeaders(range != null ? 206 : 200, length);
+        OutputStream out = ex.getResponseBody();
+        long drop = dropAfter;
+        if (name.equals("model.safetensors") && drop >= 0 && drop < length) {
+            dropAfter = -1;
+            out.write(content, from, (int) drop);
+            out.flush();
+            // end the exchange short of its Content-Length: the client sees the connection close mid-body
+            throw new IOException("fake hub: connection dropped on purpose");
+        }
+        out.write(content, from, length);
+    }
+
+    static String hex(String algorithm, byte[] data) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance(algorithm).digest(data));
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
