@@ -59,7 +59,7 @@ final class GatedAttentionLayer {
         float scale = (float) (1.0 / Math.sqrt(hd));
         int group = heads / kvHeads;
         int oWidth = heads * hd;
-        pool.forRange(n * heads, (i0, i1) -> {
+        pool.forRange(n * heads, 1, 2L * n * heads * (start + n) * hd, (i0, i1) -> {
             float[][] holder = scores.get();
             if (holder[0] == null || holder[0].length < start + n) {
                 holder[0] = new float[Math.max(start + n, 2 * (holder[0] == null ? 0 : holder[0].length))];

@@ -65,7 +65,7 @@ final class GatedDeltaNetLayer {
         convolve(taps(w), s.convWindow[layer], ws, n, convDim);
         normalizeQueriesAndKeys(ws.qkv, n, convDim);
         float[] state = s.recurrent[layer];
-        pool.forRange(hv, (h0, h1) -> {
+        pool.forRange(hv, 1, 2L * n * hv * c.linearKeyDim() * c.linearValueDim(), (h0, h1) -> {
             for (int h = h0; h < h1; h++) {
                 recurrence(state, h, ws, n, convDim);
             }
@@ -86,7 +86,7 @@ final class GatedDeltaNetLayer {
         System.arraycopy(window, 0, ext, 0, keep * convDim);
         System.arraycopy(ws.qkv, 0, ext, keep * convDim, n * convDim);
         int lanes = F.length();
-        pool.forRange(convDim, lanes, (c0, c1) -> {
+        pool.forRange(convDim, lanes, (long) n * convDim * k, (c0, c1) -> {
             for (int t = 0; t < n; t++) {
                 int ch = c0;
                 for (; ch + lanes <= c1; ch += lanes) {

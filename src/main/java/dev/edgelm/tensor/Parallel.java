@@ -12,9 +12,12 @@ import java.util.concurrent.locks.LockSupport;
  * A fixed pool of worker threads that splits an index range evenly among itself and the calling thread.
  *
  * <p>Dispatch creates no task objects: the caller publishes one {@link RangeTask}, bumps a generation
- * counter and every worker takes slice {@code i} of {@code n}. Workers spin briefly before parking, because
- * a forward pass issues thousands of small parallel sections back to back and a park/unpark round trip
- * (~10-50 us) would dominate decode of a small model.
+ * counter and every worker takes slice {@code i} of {@code n}. Waiting threads spin briefly, then yield,
+ * then (workers only) park. Spinning first, because a forward pass issues thousands of small parallel
+ * sections back to back and a park/unpark round trip (~10-50 us) would dominate decode of a small model;
+ * yielding next, because when other processes compete for the cores a spinning waiter would otherwise
+ * burn the time slice of the very thread it waits for (measured on 2 busy cores: tiny-model decode fell
+ * from ~2500 to ~22 tokens/s with pure spin-then-park).
  */
 public final class Parallel implements AutoCloseable {
 
@@ -24,7 +27,8 @@ public final class Parallel implements AutoCloseable {
         void run(int start, int end);
     }
 
-    private static final int SPIN_ITERATIONS = 20_000;
+    private static final int SPIN_ITERATIONS = 2_000;
+    private static final int YIELD_ITERATIONS = 200;
 
     private final int threads;
     private final Thread[] workers;
@@ -54,6 +58,23 @@ public final class Parallel implements AutoCloseable {
 
     public int threads() {
         return threads;
+    }
+
+    /**
+     * Sections cheaper than this many multiply-adds run on the calling thread: waking a worker costs about
+     * a microsecond on an idle machine and far more on a busy one, the time of ~10^4-10^5 FMAs.
+     */
+    public static final long MIN_PARALLEL_COST = 1L << 15;
+
+    /** As {@link #forRange(int, int, RangeTask)}, inline when {@code cost} (multiply-adds) is small. */
+    public void forRange(int n, int align, long cost, RangeTask task) {
+        if (cost < MIN_PARALLEL_COST) {
+            if (n > 0) {
+                task.run(0, n);
+            }
+            return;
+        }
+        forRange(n, align, task);
     }
 
     /** Runs {@code task} over {@code [0, n)} split into {@link #threads()} contiguous slices. */
@@ -88,8 +109,10 @@ public final class Parallel implements AutoCloseable {
         while (pending.get() != 0) {
             if (++spins < SPIN_ITERATIONS) {
                 Thread.onSpinWait();
+            } else if (spins < SPIN_ITERATIONS + YIELD_ITERATIONS) {
+                Thread.yield();
             } else {
-                LockSupport.parkNanos(this, 50_000);
+                LockSupport.parkNanos(this, 20_000);
             }
         }
         this.task = null;
@@ -123,6 +146,8 @@ public final class Parallel implements AutoCloseable {
             while (generation.get() == seen && !closed) {
                 if (++spins < SPIN_ITERATIONS) {
                     Thread.onSpinWait();
+                } else if (spins < SPIN_ITERATIONS + YIELD_ITERATIONS) {
+                    Thread.yield();
                 } else {
                     LockSupport.park(this);
                 }

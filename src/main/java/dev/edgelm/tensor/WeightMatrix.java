@@ -54,7 +54,7 @@ public abstract class WeightMatrix {
      */
     public void matmul(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
         if (n == 1) {
-            pool.forRange(rows, (start, end) -> {
+            pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
                 for (int r = start; r < end; r++) {
                     out[outOff + r] = dotRow(r, x, 0);
                 }
@@ -64,7 +64,7 @@ public abstract class WeightMatrix {
         // Token blocks keep the activations a tile of rows is multiplied with inside L2 (~256 KiB);
         // each row tile is decoded again per block, a small cost next to the block's FMAs.
         int tokenBlock = Math.max(FloatGemm.TOKENS, (X_BLOCK_FLOATS / cols) / FloatGemm.TOKENS * FloatGemm.TOKENS);
-        pool.forRange(rows, FloatGemm.ROWS, (start, end) -> {
+        pool.forRange(rows, FloatGemm.ROWS, (long) rows * cols * n, (start, end) -> {
             float[] w = tileBuffer.get();
             for (int t0 = 0; t0 < n; t0 += tokenBlock) {
                 int tn = Math.min(tokenBlock, n - t0);
