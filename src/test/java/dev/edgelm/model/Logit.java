@@ -1,10 +1,10 @@
 package dev.edgelm.model;
 
 /** Comparisons of logits matrices [rows, vocab]. */
-final class Logit {
+public final class Logit {
     private Logit() {}
 
-    static float maxAbsDiff(float[] a, float[] b) {
+    public static float maxAbsDiff(float[] a, float[] b) {
         if (a.length != b.length) {
             throw new AssertionError("lengths differ: " + a.length + " vs " + b.length);
         }
@@ -15,7 +15,7 @@ final class Logit {
         return m;
     }
 
-    static int argmax(float[] v, int row, int vocab) {
+    public static int argmax(float[] v, int row, int vocab) {
         int best = 0;
         for (int i = 1; i < vocab; i++) {
             if (v[row * vocab + i] > v[row * vocab + best]) {
@@ -26,7 +26,7 @@ final class Logit {
     }
 
     /** Gap between the largest and second largest logit of a row. */
-    static float topGap(float[] v, int row, int vocab) {
+    public static float topGap(float[] v, int row, int vocab) {
         float first = Float.NEGATIVE_INFINITY;
         float second = Float.NEGATIVE_INFINITY;
         for (int i = 0; i < vocab; i++) {
@@ -41,7 +41,7 @@ final class Logit {
         return first - second;
     }
 
-    static int sameArgmax(float[] a, float[] b, int rows, int vocab) {
+    public static int sameArgmax(float[] a, float[] b, int rows, int vocab) {
         int n = 0;
         for (int r = 0; r < rows; r++) {
             n += argmax(a, r, vocab) == argmax(b, r, vocab) ? 1 : 0;
@@ -50,7 +50,7 @@ final class Logit {
     }
 
     /** Mean over rows of KL(softmax(ref) || softmax(x)), natural log, computed in double. */
-    static double meanKl(float[] ref, float[] x, int rows, int vocab) {
+    public static double meanKl(float[] ref, float[] x, int rows, int vocab) {
         double total = 0;
         for (int r = 0; r < rows; r++) {
             double[] p = logSoftmax(ref, r, vocab);
