@@ -1,6 +1,8 @@
 package dev.edgelm.convert;
 
 import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.tensor.quant.Q4_0Matrix;
+import dev.edgelm.tensor.quant.Q8_0Matrix;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -25,6 +27,8 @@ final class RowEncoder {
                     dst.set(U16, 2L * i, toBf16(row[i]));
                 }
             }
+            case Q8_0 -> Q8_0Matrix.quantize(row, 0, cols, dst, 0);
+            case Q4_0 -> Q4_0Matrix.quantize(row, 0, cols, dst, 0);
             default -> throw new IllegalArgumentException("cannot encode " + type);
         }
     }

@@ -1,11 +1,9 @@
 package dev.edgelm.format.gguf;
 
-import dev.edgelm.tensor.BF16Matrix;
-import dev.edgelm.tensor.F16Matrix;
-import dev.edgelm.tensor.F32Matrix;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.TensorView;
 import dev.edgelm.tensor.WeightMatrix;
+import dev.edgelm.tensor.quant.GgmlMatrices;
 import dev.edgelm.util.EdgeLmException;
 import java.lang.foreign.MemorySegment;
 
@@ -27,13 +25,11 @@ public record GgufTensor(GgufTensorInfo info, MemorySegment data, String source)
         if (rows > Integer.MAX_VALUE || cols > Integer.MAX_VALUE) {
             throw new EdgeLmException(source + ": tensor " + name() + " is too large: " + info);
         }
-        return switch (type()) {
-            case F32 -> new F32Matrix(data, (int) rows, (int) cols);
-            case F16 -> new F16Matrix(data, (int) rows, (int) cols);
-            case BF16 -> new BF16Matrix(data, (int) rows, (int) cols);
-            default -> throw new EdgeLmException(source + ": tensor " + name() + " has type " + type()
-                    + ", which EdgeLM cannot compute with");
-        };
+        if (!GgmlMatrices.SUPPORTED.contains(type())) {
+            throw new EdgeLmException(source + ": tensor " + name() + " has type " + type()
+                    + ", which EdgeLM cannot compute with (supported: " + GgmlMatrices.SUPPORTED.stream().map(Enum::name).sorted().toList() + ")");
+        }
+        return GgmlMatrices.create(type(), data, (int) rows, (int) cols, name());
     }
 
     /** All elements as float32 (for the small float tensors: norms, biases, the conv kernel). */
