@@ -82,7 +82,9 @@ public final class GgufWriter implements AutoCloseable {
         Path dir = target.toAbsolutePath().getParent();
         Path temp;
         try {
-            temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".part");
+            // createFile, unlike createTempFile, keeps the usual permissions (umask) for the finished file
+            temp = Files.createFile(dir.resolve("." + target.getFileName() + "." + ProcessHandle.current().pid()
+                    + "." + System.nanoTime() + ".part"));
         } catch (IOException e) {
             throw new EdgeLmException(target + ": cannot create a file in " + dir + ": " + e.getMessage(), e);
         }
