@@ -24,7 +24,7 @@ final class ScoreCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "Hugging Face checkpoint folder.")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A .gguf file or a Hugging Face checkpoint folder.")
     Path model;
 
     @Option(names = "--tokens", required = true, paramLabel = "IDS",

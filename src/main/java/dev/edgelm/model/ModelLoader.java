@@ -4,7 +4,7 @@ import dev.edgelm.util.EdgeLmException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Opens a model from what a user names: a Hugging Face checkpoint folder (GGUF files come later). */
+/** Opens a model from what a user names: a Hugging Face checkpoint folder or a {@code .gguf} file. */
 public final class ModelLoader {
     private ModelLoader() {}
 
@@ -15,6 +15,9 @@ public final class ModelLoader {
         if (!Files.exists(path)) {
             throw new EdgeLmException(path + ": no such file or folder");
         }
-        throw new EdgeLmException(path + ": not a model (expected a Hugging Face checkpoint folder)");
+        if (path.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".gguf")) {
+            return GgufLoader.load(path, threads);
+        }
+        throw new EdgeLmException(path + ": not a model (expected a Hugging Face checkpoint folder or a .gguf file)");
     }
 }

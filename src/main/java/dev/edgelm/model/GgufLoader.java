@@ -1,0 +1,168 @@
+package dev.edgelm.model;
+
+import static dev.edgelm.model.Qwen35GgufLayout.*;
+
+import dev.edgelm.format.gguf.GgufFile;
+import dev.edgelm.format.gguf.GgufMetadata;
+import dev.edgelm.format.gguf.GgufTensor;
+import dev.edgelm.tensor.WeightMatrix;
+import dev.edgelm.util.EdgeLmException;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * Builds {@link Qwen35Config} and {@link Qwen35Weights} from a GGUF file in llama.cpp's {@code qwen35}
+ * layout. The file's value conventions already are the canonical ones: norms hold the effective
+ * multiplier ({@code 1 + w}) except the gated {@code ssm_norm}, which is plain; {@code ssm_a} is
+ * {@code -exp(A_log)}; value heads are tiled, so the config says {@code valueHeadsTiled}. GGUF dims are
+ * innermost first: dims {@code [cols, rows]} are a row-major {@code [rows, cols]} matrix. An MTP block
+ * ({@code nextn_predict_layers}) sits after the decoder layers and is not loaded.
+ */
+public final class GgufLoader {
+    private final GgufFile file;
+    private final Qwen35Config c;
+    private final String src;
+
+    private GgufLoader(GgufFile file, Qwen35Config config) {
+        this.file = file;
+        this.c = config;
+        this.src = file.source();
+    }
+
+    public static Qwen35Model load(Path path, int threads) {
+        GgufFile file = GgufFile.open(path);
+        try {
+            Qwen35Config config = config(file);
+            return new Qwen35Model(config, weights(file, config), threads, file);
+        } catch (RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    public static Qwen35Config config(GgufFile file) {
+        GgufMetadata m = file.metadata();
+        String src = file.source();
+        String arch = m.requireString("general.architecture");
+        if (!arch.equals(ARCHITECTURE)) {
+            throw new EdgeLmException(src + ": architecture '" + arch + "' is not supported (EdgeLM reads '" + ARCHITECTURE + "', dense Qwen3.5)");
+        }
+        int blocks = m.requirePositiveInt(BLOCK_COUNT);
+        long nextn = m.optLong(NEXTN_PREDICT_LAYERS).orElse(0L);
+        if (nextn < 0 || nextn >= blocks) {
+            throw new EdgeLmException(src + ": " + NEXTN_PREDICT_LAYERS + " = " + nextn + " does not fit " + BLOCK_COUNT + " = " + blocks);
+        }
+        int layers = blocks - (int) nextn;
+        int interval = m.requirePositiveInt(FULL_ATTENTION_INTERVAL);
+        boolean[] full = new boolean[layers];
+        for (int i = 0; i < layers; i++) {
+            full[i] = (i + 1) % interval == 0;
+        }
+        int hidden = m.requirePositiveInt(EMBEDDING_LENGTH);
+        int heads = m.requirePositiveInt(HEAD_COUNT);
+        int kvHeads = m.requirePositiveInt(HEAD_COUNT_KV);
+        int headDim = m.requirePositiveInt(KEY_LENGTH);
+        int valueDim = m.requirePositiveInt(VALUE_LENGTH);
+        if (valueDim != headDim) {
+            throw new EdgeLmException(src + ": " + KEY_LENGTH + " (" + headDim + ") differs from " + VALUE_LENGTH + " (" + valueDim + ")");
+        }
+        if (heads % kvHeads != 0) {
+            throw new EdgeLmException(src + ": " + HEAD_COUNT + " (" + heads + ") is not a multiple of " + HEAD_COUNT_KV + " (" + kvHeads + ")");
+        }
+        int rotaryDim = m.requirePositiveInt(ROPE_DIMENSION_COUNT);
+        if (rotaryDim % 2 != 0 || rotaryDim > headDim) {
+            throw new EdgeLmException(src + ": " + ROPE_DIMENSION_COUNT + " = " + rotaryDim + " must be even and at most the head dim " + headDim);
+        }
+        int[] sections = m.optIntArray(ROPE_DIMENSION_SECTIONS).map(s -> Arrays.copyOf(s, 3)).orElse(new int[] {rotaryDim / 2, 0, 0});
+        int keyHeads = m.requirePositiveInt(SSM_GROUP_COUNT);
+        int valueHeads = m.requirePositiveInt(SSM_TIME_STEP_RANK);
+        int keyDim = m.requirePositiveInt(SSM_STATE_SIZE);
+        int inner = m.requirePositiveInt(SSM_INNER_SIZE);
+        if (valueHeads % keyHeads != 0 || inner % valueHeads != 0) {
+            throw new EdgeLmException(src + ": linear attention heads do not fit: " + SSM_TIME_STEP_RANK + " = " + valueHeads
+                    + ", " + SSM_GROUP_COUNT + " = " + keyHeads + ", " + SSM_INNER_SIZE + " = " + inner);
+        }
+        GgufTensor embed = file.tensor(TOKEN_EMBD);
+        if (embed == null || embed.info().nDims() != 2) {
+            throw new EdgeLmException(src + ": the model needs a 2-D tensor " + TOKEN_EMBD);
+        }
+        long vocab = embed.info().dim(1);
+        if (vocab > Integer.MAX_VALUE) {
+            throw new EdgeLmException(src + ": vocabulary of " + vocab + " tokens is too large");
+        }
+        return new Qwen35Config(hidden, layers, full, heads, kvHeads, headDim, rotaryDim,
+                m.requireDouble(ROPE_FREQ_BASE), sections, keyHeads, valueHeads, keyDim, inner / valueHeads,
+                m.requirePositiveInt(SSM_CONV_KERNEL), m.requirePositiveInt(FEED_FORWARD_LENGTH), (int) vocab,
+                (float) m.requireDouble(RMS_EPS), file.tensor(OUTPUT) == null, true,
+                m.optLong("tokenizer.ggml.eos_token_id").map(Long::intValue).orElse(-1));
+    }
+
+    public static Qwen35Weights weights(GgufFile file, Qwen35Config config) {
+        return new GgufLoader(file, config).weights();
+    }
+
+    private Qwen35Weights weights() {
+        int h = c.hiddenSize();
+        WeightMatrix embed = matrix(TOKEN_EMBD, c.vocabSize(), h);
+        Qwen35Weights.DecoderLayer[] layers = new Qwen35Weights.DecoderLayer[c.numLayers()];
+        for (int i = 0; i < layers.length; i++) {
+            layers[i] = new Qwen35Weights.DecoderLayer(
+                    vector(block(i, ATTN_NORM), h),
+                    c.fullAttention()[i] ? attention(i) : deltaNet(i),
+                    vector(block(i, POST_ATTENTION_NORM), h),
+                    matrix(block(i, FFN_GATE), c.intermediateSize(), h),
+                    matrix(block(i, FFN_UP), c.intermediateSize(), h),
+                    matrix(block(i, FFN_DOWN), h, c.intermediateSize()));
+        }
+        WeightMatrix head = c.tiedEmbeddings() ? embed : matrix(OUTPUT, c.vocabSize(), h);
+        return new Qwen35Weights(embed, layers, vector(OUTPUT_NORM, h), head);
+    }
+
+    private Qwen35Weights.GatedDeltaNet deltaNet(int i) {
+        int h = c.hiddenSize();
+        int hv = c.linearValueHeads();
+        return new Qwen35Weights.GatedDeltaNet(
+                matrix(block(i, ATTN_QKV), c.convDim(), h),
+                matrix(block(i, ATTN_GATE), c.linearValueTotal(), h),
+                matrix(block(i, SSM_BETA), hv, h),
+                matrix(block(i, SSM_ALPHA), hv, h),
+                tensor(block(i, SSM_CONV1D), c.convKernel(), c.convDim()).toFloatArray(),
+                vector(block(i, SSM_A), hv),
+                vector(block(i, SSM_DT_BIAS), hv),
+                vector(block(i, SSM_NORM), c.linearValueDim()),
+                matrix(block(i, SSM_OUT), h, c.linearValueTotal()));
+    }
+
+    private Qwen35Weights.GatedAttention attention(int i) {
+        int h = c.hiddenSize();
+        int hd = c.headDim();
+        return new Qwen35Weights.GatedAttention(
+                matrix(block(i, ATTN_Q), 2 * c.numHeads() * hd, h),
+                matrix(block(i, ATTN_K), c.numKvHeads() * hd, h),
+                matrix(block(i, ATTN_V), c.numKvHeads() * hd, h),
+                vector(block(i, ATTN_Q_NORM), hd),
+                vector(block(i, ATTN_K_NORM), hd),
+                matrix(block(i, ATTN_OUTPUT), h, c.numHeads() * hd));
+    }
+
+    /** The tensor with ggml dims {@code dims} (innermost first). */
+    private GgufTensor tensor(String name, long... dims) {
+        GgufTensor t = file.tensor(name);
+        if (t == null) {
+            throw new EdgeLmException(src + ": the model needs tensor " + name + " " + Arrays.toString(dims) + ", which is missing");
+        }
+        if (!Arrays.equals(t.info().dims(), dims)) {
+            throw new EdgeLmException(src + ": tensor " + name + " has dims " + Arrays.toString(t.info().dims())
+                    + ", expected " + Arrays.toString(dims) + " (ggml order, row length first)");
+        }
+        return t;
+    }
+
+    private WeightMatrix matrix(String name, int rows, int cols) {
+        return tensor(name, cols, rows).asMatrix();
+    }
+
+    private float[] vector(String name, int n) {
+        return tensor(name, n).toFloatArray();
+    }
+}

@@ -1,0 +1,82 @@
+package dev.edgelm.tensor.quant;
+
+import static dev.edgelm.tensor.quant.Simd.BL;
+import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.L;
+import static dev.edgelm.tensor.quant.Simd.P;
+
+import dev.edgelm.tensor.GgmlType;
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * ggml Q2_K: super-blocks of 256 values, 84 bytes: 16 scale bytes (low nibble scale, high nibble min, one
+ * per 16 values), 64 bytes of 2-bit values, {@code fp16 d}, {@code fp16 dmin}. Value 128h + 32j + l
+ * (h 0..1, j 0..3, l 0..31) is bits 2j..2j+1 of {@code qs[32h + l]} and uses scale byte 8h + 2j + l/16.
+ * Value = d * scale * q - dmin * min.
+ */
+public final class Q2_KMatrix extends QuantizedMatrix {
+    static final int BLOCK = 256;
+    static final int BLOCK_BYTES = 84;
+
+    public Q2_KMatrix(MemorySegment data, int rows, int cols) {
+        super(GgmlType.Q2_K, data, rows, cols);
+    }
+
+    @Override
+    public void decodeRow(int row, float[] dst, int off) {
+        long base = row * rowBytes;
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            float d = Simd.fp16(data, o + 80);
+            float dmin = Simd.fp16(data, o + 82);
+            int e = off + b * BLOCK;
+            for (int h = 0; h < 2; h++) {
+                for (int l = 0; l < 32; l += BL) {
+                    ByteVector q = Simd.bytes(data, o + 16 + 32 * h + l);
+                    for (int j = 0; j < 4; j++) {
+                        int sc = Simd.u8(data, o + 8 * h + 2 * j + l / 16);
+                        FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
+                        FloatVector ml = FloatVector.broadcast(F, dmin * (sc >> 4));
+                        ByteVector v = q.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3);
+                        for (int p = 0; p < P; p++) {
+                            Simd.toFloat(v, p).mul(dl).sub(ml).intoArray(dst, e + 128 * h + 32 * j + l + p * L);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Override
+    public float dotRow(int row, float[] x, int xOff) {
+        long base = row * rowBytes;
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            float d = Simd.fp16(data, o + 80);
+            float dmin = Simd.fp16(data, o + 82);
+            int xi = xOff + b * BLOCK;
+            for (int h = 0; h < 2; h++) {
+                for (int l = 0; l < 32; l += BL) {
+                    ByteVector q = Simd.bytes(data, o + 16 + 32 * h + l);
+                    FloatVector s = FloatVector.zero(F);
+                    for (int j = 0; j < 4; j++) {
+                        int sc = Simd.u8(data, o + 8 * h + 2 * j + l / 16);
+                        FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
+                        FloatVector ml = FloatVector.broadcast(F, -dmin * (sc >> 4));
+                        ByteVector v = q.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3);
+                        for (int p = 0; p < P; p++) {
+                            int i = xi + 128 * h + 32 * j + l + p * L;
+                            s = Simd.toFloat(v, p).fma(dl, ml).fma(FloatVector.fromArray(F, x, i), s);
+                        }
+                    }
+                    acc = acc.add(s);
+                }
+            }
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+}

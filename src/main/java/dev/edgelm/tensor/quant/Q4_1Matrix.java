@@ -1,0 +1,70 @@
+package dev.edgelm.tensor.quant;
+
+import static dev.edgelm.tensor.quant.Simd.BL;
+import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.L;
+import static dev.edgelm.tensor.quant.Simd.P;
+
+import dev.edgelm.tensor.GgmlType;
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * ggml Q4_1: blocks of 32 values, {@code fp16 d}, {@code fp16 m}, then 16 bytes of nibbles laid out as in
+ * Q4_0 (low nibbles values 0..15, high nibbles 16..31); value = nibble * d + m.
+ */
+public final class Q4_1Matrix extends QuantizedMatrix {
+    static final int BLOCK = 32;
+    static final int BLOCK_BYTES = 20;
+
+    public Q4_1Matrix(MemorySegment data, int rows, int cols) {
+        super(GgmlType.Q4_1, data, rows, cols);
+    }
+
+    @Override
+    public void decodeRow(int row, float[] dst, int off) {
+        long base = row * rowBytes;
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector m = FloatVector.broadcast(F, Simd.fp16(data, o + 2));
+            int e = off + b * BLOCK;
+            for (int c = 0; c < 16; c += BL) {
+                ByteVector q = Simd.bytes(data, o + 4 + c);
+                ByteVector lo = q.and((byte) 0x0F);
+                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                for (int p = 0; p < P; p++) {
+                    Simd.toFloat(lo, p).mul(d).add(m).intoArray(dst, e + c + p * L);
+                    Simd.toFloat(hi, p).mul(d).add(m).intoArray(dst, e + 16 + c + p * L);
+                }
+            }
+        }
+    }
+
+    @Override
+    public float dotRow(int row, float[] x, int xOff) {
+        long base = row * rowBytes;
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector m = FloatVector.broadcast(F, Simd.fp16(data, o + 2));
+            int xi = xOff + b * BLOCK;
+            FloatVector s = FloatVector.zero(F);
+            for (int c = 0; c < 16; c += BL) {
+                ByteVector q = Simd.bytes(data, o + 4 + c);
+                ByteVector lo = q.and((byte) 0x0F);
+                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                for (int p = 0; p < P; p++) {
+                    int i = xi + c + p * L;
+                    s = Simd.toFloat(lo, p).fma(d, m).fma(FloatVector.fromArray(F, x, i), s);
+                    s = Simd.toFloat(hi, p).fma(d, m).fma(FloatVector.fromArray(F, x, i + 16), s);
+                }
+            }
+            acc = acc.add(s);
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+}

@@ -1,0 +1,70 @@
+package dev.edgelm.tensor.quant;
+
+import static dev.edgelm.tensor.quant.Simd.BL;
+import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.L;
+import static dev.edgelm.tensor.quant.Simd.P;
+
+import dev.edgelm.tensor.GgmlType;
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * ggml Q5_0: blocks of 32 values, {@code fp16 d}, a little-endian u32 {@code qh} whose bit j is the fifth
+ * bit of value j, then 16 bytes of low nibbles laid out as in Q4_0; value = (5-bit q - 16) * d.
+ */
+public final class Q5_0Matrix extends QuantizedMatrix {
+    static final int BLOCK = 32;
+    static final int BLOCK_BYTES = 22;
+
+    public Q5_0Matrix(MemorySegment data, int rows, int cols) {
+        super(GgmlType.Q5_0, data, rows, cols);
+    }
+
+    @Override
+    public void decodeRow(int row, float[] dst, int off) {
+        long base = row * rowBytes;
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            int qh = Simd.u32(data, o + 2);
+            int e = off + b * BLOCK;
+            for (int c = 0; c < 16; c += BL) {
+                ByteVector q = Simd.bytes(data, o + 6 + c);
+                ByteVector lo = q.and((byte) 0x0F);
+                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                for (int p = 0; p < P; p++) {
+                    int j = c + p * L;
+                    Bits.fiveBit(lo, p, qh, j, 16).mul(d).intoArray(dst, e + j);
+                    Bits.fiveBit(hi, p, qh, 16 + j, 16).mul(d).intoArray(dst, e + 16 + j);
+                }
+            }
+        }
+    }
+
+    @Override
+    public float dotRow(int row, float[] x, int xOff) {
+        long base = row * rowBytes;
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            int qh = Simd.u32(data, o + 2);
+            int xi = xOff + b * BLOCK;
+            FloatVector s = FloatVector.zero(F);
+            for (int c = 0; c < 16; c += BL) {
+                ByteVector q = Simd.bytes(data, o + 6 + c);
+                ByteVector lo = q.and((byte) 0x0F);
+                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                for (int p = 0; p < P; p++) {
+                    int j = c + p * L;
+                    s = Bits.fiveBit(lo, p, qh, j, 16).fma(FloatVector.fromArray(F, x, xi + j), s);
+                    s = Bits.fiveBit(hi, p, qh, 16 + j, 16).fma(FloatVector.fromArray(F, x, xi + 16 + j), s);
+                }
+            }
+            acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+}

@@ -1,0 +1,73 @@
+package dev.edgelm.tensor.quant;
+
+import static dev.edgelm.tensor.quant.Simd.BL;
+import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.L;
+import static dev.edgelm.tensor.quant.Simd.P;
+
+import dev.edgelm.tensor.GgmlType;
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * ggml Q5_1: blocks of 32 values, {@code fp16 d}, {@code fp16 m}, a little-endian u32 {@code qh} (bit j is
+ * the fifth bit of value j), then 16 bytes of low nibbles laid out as in Q4_0; value = q * d + m.
+ */
+public final class Q5_1Matrix extends QuantizedMatrix {
+    static final int BLOCK = 32;
+    static final int BLOCK_BYTES = 24;
+
+    public Q5_1Matrix(MemorySegment data, int rows, int cols) {
+        super(GgmlType.Q5_1, data, rows, cols);
+    }
+
+    @Override
+    public void decodeRow(int row, float[] dst, int off) {
+        long base = row * rowBytes;
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector m = FloatVector.broadcast(F, Simd.fp16(data, o + 2));
+            int qh = Simd.u32(data, o + 4);
+            int e = off + b * BLOCK;
+            for (int c = 0; c < 16; c += BL) {
+                ByteVector q = Simd.bytes(data, o + 8 + c);
+                ByteVector lo = q.and((byte) 0x0F);
+                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                for (int p = 0; p < P; p++) {
+                    int j = c + p * L;
+                    Bits.fiveBit(lo, p, qh, j, 0).mul(d).add(m).intoArray(dst, e + j);
+                    Bits.fiveBit(hi, p, qh, 16 + j, 0).mul(d).add(m).intoArray(dst, e + 16 + j);
+                }
+            }
+        }
+    }
+
+    @Override
+    public float dotRow(int row, float[] x, int xOff) {
+        long base = row * rowBytes;
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector m = FloatVector.broadcast(F, Simd.fp16(data, o + 2));
+            int qh = Simd.u32(data, o + 4);
+            int xi = xOff + b * BLOCK;
+            FloatVector s = FloatVector.zero(F);
+            for (int c = 0; c < 16; c += BL) {
+                ByteVector q = Simd.bytes(data, o + 8 + c);
+                ByteVector lo = q.and((byte) 0x0F);
+                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                for (int p = 0; p < P; p++) {
+                    int j = c + p * L;
+                    s = Bits.fiveBit(lo, p, qh, j, 0).fma(d, m).fma(FloatVector.fromArray(F, x, xi + j), s);
+                    s = Bits.fiveBit(hi, p, qh, 16 + j, 0).fma(d, m).fma(FloatVector.fromArray(F, x, xi + 16 + j), s);
+                }
+            }
+            acc = acc.add(s);
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+}

@@ -1,0 +1,105 @@
+package dev.edgelm.tensor.quant;
+
+import static dev.edgelm.tensor.quant.Simd.BL;
+import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.L;
+import static dev.edgelm.tensor.quant.Simd.P;
+
+import dev.edgelm.tensor.GgmlType;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * ggml Q8_0: blocks of 32 values, {@code fp16 d} then 32 {@code int8 q}; value = q * d.
+ * {@link #quantize} is ggml's reference quantiser ({@code quantize_row_q8_0_ref}), bit for bit.
+ */
+public final class Q8_0Matrix extends QuantizedMatrix {
+    static final int BLOCK = 32;
+    static final int BLOCK_BYTES = 34;
+
+    public Q8_0Matrix(MemorySegment data, int rows, int cols) {
+        super(GgmlType.Q8_0, data, rows, cols);
+    }
+
+    @Override
+    public void decodeRow(int row, float[] dst, int off) {
+        long base = row * rowBytes;
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            int e = off + b * BLOCK;
+            for (int c = 0; c < BLOCK; c += BL) {
+                ByteVector q = Simd.bytes(data, o + 2 + c);
+                for (int p = 0; p < P; p++) {
+                    Simd.toFloat(q, p).mul(d).intoArray(dst, e + c + p * L);
+                }
+            }
+        }
+    }
+
+    @Override
+    public float dotRow(int row, float[] x, int xOff) {
+        long base = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        int b = 0;
+        // Two blocks per step into two accumulators: each block's sum starts from zero, so only the
+        // final scale-and-add joins the iterations, and that chain alternates between two registers.
+        for (; b + 1 < blocksPerRow; b += 2) {
+            long o = base + (long) b * BLOCK_BYTES;
+            int xi = xOff + b * BLOCK;
+            acc0 = blockSum(o, x, xi).fma(scale(o), acc0);
+            acc1 = blockSum(o + BLOCK_BYTES, x, xi + BLOCK).fma(scale(o + BLOCK_BYTES), acc1);
+        }
+        if (b < blocksPerRow) {
+            long o = base + (long) b * BLOCK_BYTES;
+            acc0 = blockSum(o, x, xOff + b * BLOCK).fma(scale(o), acc0);
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+    }
+
+    private FloatVector scale(long o) {
+        return FloatVector.broadcast(F, Simd.fp16(data, o));
+    }
+
+    /** Lane-wise partial sums of q[j] * x[xi + j] over one block (unscaled). */
+    private FloatVector blockSum(long o, float[] x, int xi) {
+        FloatVector s = FloatVector.zero(F);
+        for (int c = 0; c < BLOCK; c += BL) {
+            ByteVector q = Simd.bytes(data, o + 2 + c);
+            for (int p = 0; p < P; p++) {
+                int i = xi + c + p * L;
+                s = Simd.toFloat(q, p).fma(FloatVector.fromArray(F, x, i), s);
+            }
+        }
+        return s;
+    }
+
+    /**
+     * Quantises {@code src[srcOff .. srcOff+count)} into {@code count / 32} Q8_0 blocks at {@code dst[dstOff..]},
+     * exactly as ggml's {@code quantize_row_q8_0_ref}: {@code d = amax / 127}, {@code q = roundf(x / d)}
+     * (computed as {@code x * (1/d)}, halves away from zero), {@code d} stored as fp16 rounded to nearest even.
+     */
+    public static void quantize(float[] src, int srcOff, int count, MemorySegment dst, long dstOff) {
+        if (count % BLOCK != 0) {
+            throw new IllegalArgumentException("Q8_0 quantises whole blocks of " + BLOCK + " values, got " + count);
+        }
+        for (int b = 0; b < count / BLOCK; b++) {
+            int s = srcOff + b * BLOCK;
+            long o = dstOff + (long) b * BLOCK_BYTES;
+            float amax = 0f;
+            for (int j = 0; j < BLOCK; j++) {
+                amax = Math.max(amax, Math.abs(src[s + j]));
+            }
+            float d = amax / 127;
+            float id = d != 0f ? 1f / d : 0f;
+            dst.set(Quantizing.LE_SHORT, o, Float.floatToFloat16(d));
+            for (int j = 0; j < BLOCK; j++) {
+                dst.set(ValueLayout.JAVA_BYTE, o + 2 + j, (byte) Quantizing.roundHalfAway(src[s + j] * id));
+            }
+        }
+    }
+}

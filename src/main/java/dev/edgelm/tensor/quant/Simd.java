@@ -1,0 +1,62 @@
+package dev.edgelm.tensor.quant;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Vector shapes shared by the block kernels. Quantised values are loaded {@link #BL} bytes at a time and
+ * widened to {@link #P} float vectors of {@link #L} lanes each: with AVX-512 that is 16 bytes to one
+ * 16-lane vector, with AVX2 8 bytes to one 8-lane vector, with 128-bit SIMD 8 bytes to two 4-lane
+ * vectors. Every block format groups its values in runs of 16 or 32 that share a scale, so a vector never
+ * straddles two scales as long as {@code L <= 16}; wider preferred shapes are capped at 512 bits.
+ */
+final class Simd {
+    static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED.length() > 16
+            ? FloatVector.SPECIES_512 : FloatVector.SPECIES_PREFERRED;
+    static final int L = F.length();
+    static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
+    static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class,
+            VectorShape.forBitSize(8 * Math.max(8, L)));
+    static final int BL = B.length();
+    static final int P = BL / L;
+
+    private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private Simd() {}
+
+    /** {@link #BL} bytes at {@code off}. */
+    static ByteVector bytes(MemorySegment s, long off) {
+        return ByteVector.fromMemorySegment(B, s, off, ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Part {@code part} (of {@link #P}) of a byte vector, sign-extended to floats. */
+    static FloatVector toFloat(ByteVector v, int part) {
+        return (FloatVector) v.convertShape(VectorOperators.B2F, F, part);
+    }
+
+    /** Part {@code part} (of {@link #P}) of a byte vector, sign-extended to ints. */
+    static IntVector toInt(ByteVector v, int part) {
+        return (IntVector) v.convertShape(VectorOperators.B2I, I, part);
+    }
+
+    /** An IEEE half at {@code off}, widened exactly (ggml's {@code GGML_FP16_TO_FP32}). */
+    static float fp16(MemorySegment s, long off) {
+        return Float.float16ToFloat(s.get(LE_SHORT, off));
+    }
+
+    static int u8(MemorySegment s, long off) {
+        return s.get(ValueLayout.JAVA_BYTE, off) & 0xFF;
+    }
+
+    static int u32(MemorySegment s, long off) {
+        return s.get(LE_INT, off);
+    }
+}

@@ -1,0 +1,109 @@
+package dev.edgelm.tensor.quant;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.WeightMatrix;
+import java.lang.foreign.MemorySegment;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * For random blocks of every format: {@code dotRow} equals the dot product of {@code decodeRow} with x
+ * (computed here in double) within float rounding, for several row lengths, and {@code matmul} with one
+ * and several tokens, on one and two threads, equals the scalar reference.
+ */
+class KernelConsistencyTest {
+    /** Byte offsets of the fp16 scale fields in each block: set to moderate random halves, not random bits. */
+    private static final Map<GgmlType, int[]> HALF_FIELDS = Map.of(
+            GgmlType.Q8_0, new int[] {0},
+            GgmlType.Q4_0, new int[] {0},
+            GgmlType.Q4_1, new int[] {0, 2},
+            GgmlType.Q5_0, new int[] {0},
+            GgmlType.Q5_1, new int[] {0, 2},
+            GgmlType.Q2_K, new int[] {80, 82},
+            GgmlType.Q3_K, new int[] {108},
+            GgmlType.Q4_K, new int[] {0, 2},
+            GgmlType.Q5_K, new int[] {0, 2},
+            GgmlType.Q6_K, new int[] {208});
+
+    private static MemorySegment randomBlocks(GgmlType type, int rows, int cols, Random r) {
+        byte[] bytes = new byte[(int) (rows * type.byteSize(cols))];
+        r.nextBytes(bytes);
+        for (int o = 0; o < bytes.length; o += type.typeSize()) {
+            for (int f : HALF_FIELDS.get(type)) {
+                Blocks.half(bytes, o + f, Float.floatToFloat16((float) (r.nextGaussian() * 0.01)));
+            }
+        }
+        return Blocks.segment(bytes);
+    }
+
+    private static float[] gaussian(Random r, int n) {
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (float) r.nextGaussian();
+        }
+        return x;
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
+    void dotRowMatchesDecodedRow(GgmlType type) {
+        Random r = new Random(type.id());
+        int rows = 3;
+        for (int blocks : type.blockSize() == 32 ? new int[] {1, 2, 3, 7, 32, 112} : new int[] {1, 2, 3, 7, 14}) {
+            int cols = blocks * type.blockSize();
+            WeightMatrix m = GgmlMatrices.create(type, randomBlocks(type, rows, cols, r), rows, cols);
+            float[] x = gaussian(r, cols + 5);
+            float[] w = new float[cols];
+            for (int row = 0; row < rows; row++) {
+                m.decodeRow(row, w, 0);
+                double dot = 0;
+                double mag = 0;
+                for (int i = 0; i < cols; i++) {
+                    dot += (double) w[i] * x[5 + i];
+                    mag += Math.abs((double) w[i] * x[5 + i]);
+                }
+                assertEquals(dot, m.dotRow(row, x, 5), 2e-6 * mag, type + " cols " + cols + " row " + row);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
+    void matmulMatchesScalarReference(GgmlType type) {
+        Random r = new Random(100 + type.id());
+        int rows = 37;
+        int cols = 3 * 256;
+        WeightMatrix m = GgmlMatrices.create(type, randomBlocks(type, rows, cols, r), rows, cols);
+        float[][] w = new float[rows][cols];
+        for (int row = 0; row < rows; row++) {
+            m.decodeRow(row, w[row], 0);
+        }
+        for (int threads : new int[] {1, 2}) {
+            try (Parallel pool = new Parallel(threads)) {
+                for (int n : new int[] {1, 4}) {
+                    float[] x = gaussian(r, n * cols);
+                    int stride = rows + 3;
+                    float[] out = new float[n * stride];
+                    m.matmul(pool, x, n, out, stride, 2);
+                    for (int t = 0; t < n; t++) {
+                        for (int row = 0; row < rows; row++) {
+                            double dot = 0;
+                            double mag = 0;
+                            for (int i = 0; i < cols; i++) {
+                                dot += (double) w[row][i] * x[t * cols + i];
+                                mag += Math.abs((double) w[row][i] * x[t * cols + i]);
+                            }
+                            assertEquals(dot, out[t * stride + 2 + row], 2e-6 * mag,
+                                    type + " threads " + threads + " n " + n + " token " + t + " row " + row);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
