@@ -20,6 +20,28 @@ import java.util.Map;
 public final class TokenizerJson {
     private TokenizerJson() {}
 
+    /**
+     * Loads what a user names: a {@code tokenizer.json} file or a checkpoint folder holding one. (GGUF files carry
+     * their tokenizer as metadata and are read elsewhere.)
+     */
+    public static Tokenizer loadFrom(Path fileOrFolder) {
+        if (java.nio.file.Files.isDirectory(fileOrFolder)) {
+            Path file = fileOrFolder.resolve("tokenizer.json");
+            if (!java.nio.file.Files.isRegularFile(file)) {
+                throw new EdgeLmException(fileOrFolder + ": no tokenizer.json in this folder");
+            }
+            return load(file);
+        }
+        if (!java.nio.file.Files.exists(fileOrFolder)) {
+            throw new EdgeLmException(fileOrFolder + ": no such file or folder");
+        }
+        if (fileOrFolder.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".gguf")) {
+            throw new EdgeLmException(fileOrFolder + ": GGUF files are not supported yet (give a tokenizer.json or a checkpoint folder)");
+        }
+        return load(fileOrFolder);
+    }
+
+    /** Loads a {@code tokenizer.json} file. */
     public static Tokenizer load(Path file) {
         try (java.io.InputStream in = new java.io.BufferedInputStream(java.nio.file.Files.newInputStream(file), 1 << 16)) {
             return read(in, file.toString());
