@@ -1,15 +1,16 @@
 package dev.edgelm.tokenizer;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.text.Normalizer;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Reads a Hugging Face {@code tokenizer.json} of the byte-level BPE kind (GPT-2, Qwen, Llama 3): model
@@ -18,6 +19,8 @@ import java.util.Map;
  * Anything else is refused with a message naming the field rather than encoded differently.
  */
 public final class TokenizerJson {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     private TokenizerJson() {}
 
     /**
@@ -50,21 +53,86 @@ public final class TokenizerJson {
         }
     }
 
-    /** Reads a tokenizer.json from a stream; {@code where} names it in error messages. */
+    /**
+     * Reads a tokenizer.json from a stream; {@code where} names it in error messages. The vocabulary and merges
+     * (hundreds of thousands of entries) are streamed rather than built as a JSON tree.
+     */
     public static Tokenizer read(java.io.InputStream in, String where) {
-        JsonNode root;
-        try {
-            root = new ObjectMapper().readTree(in);
+        ObjectNode root = JSON.createObjectNode();
+        ObjectNode model = JSON.createObjectNode();
+        List<String> tokens = null;
+        List<String[]> merges = null;
+        try (JsonParser p = JSON.createParser(in)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw new EdgeLmException(where + ": not a tokenizer.json (no JSON object)");
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken value = p.nextToken();
+                if (!name.equals("model") || value != JsonToken.START_OBJECT) {
+                    root.set(name, p.readValueAsTree());
+                    continue;
+                }
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String field = p.currentName();
+                    JsonToken v = p.nextToken();
+                    if (field.equals("vocab") && v == JsonToken.START_OBJECT) {
+                        tokens = readVocab(p, where);
+                    } else if (field.equals("merges") && v == JsonToken.START_ARRAY) {
+                        merges = readMerges(p, where);
+                    } else {
+                        model.set(field, p.readValueAsTree());
+                    }
+                }
+                root.set("model", model);
+            }
         } catch (IOException e) {
             throw new EdgeLmException(where + ": cannot read tokenizer: " + e.getMessage());
         }
-        if (root == null || !root.isObject()) {
-            throw new EdgeLmException(where + ": not a tokenizer.json (no JSON object)");
-        }
-        return parse(root, where);
+        return build(root, tokens, merges, where);
     }
 
-    private static Tokenizer parse(JsonNode root, String where) {
+    private static List<String> readVocab(JsonParser p, String where) throws IOException {
+        List<String> tokens = new ArrayList<>(1 << 16);
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String token = p.currentName();
+            if (p.nextToken() != JsonToken.VALUE_NUMBER_INT || p.getLongValue() < 0 || p.getLongValue() > Integer.MAX_VALUE) {
+                throw new EdgeLmException(where + ": model.vocab['" + token + "'] is not a token id");
+            }
+            int id = p.getIntValue();
+            while (tokens.size() <= id) {
+                tokens.add(null);
+            }
+            tokens.set(id, token);
+        }
+        return tokens;
+    }
+
+    private static List<String[]> readMerges(JsonParser p, String where) throws IOException {
+        List<String[]> merges = new ArrayList<>(1 << 16);
+        JsonToken t;
+        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+            String[] pair = null;
+            if (t == JsonToken.VALUE_STRING) {
+                pair = p.getText().split(" ", -1);
+            } else if (t == JsonToken.START_ARRAY && p.nextToken() == JsonToken.VALUE_STRING) {
+                String a = p.getText();
+                if (p.nextToken() == JsonToken.VALUE_STRING) {
+                    String b = p.getText();
+                    if (p.nextToken() == JsonToken.END_ARRAY) {
+                        pair = new String[] {a, b};
+                    }
+                }
+            }
+            if (pair == null || pair.length != 2) {
+                throw new EdgeLmException(where + ": model.merges[" + merges.size() + "] is not a pair of tokens");
+            }
+            merges.add(pair);
+        }
+        return merges;
+    }
+
+    private static Tokenizer build(JsonNode root, List<String> tokens, List<String[]> merges, String where) {
         JsonNode model = root.path("model");
         if (!"BPE".equals(model.path("type").asText())) {
             throw new EdgeLmException(where + ": model.type '" + model.path("type").asText() + "' is not supported (BPE only)");
@@ -75,23 +143,12 @@ public final class TokenizerJson {
         if (!model.path("continuing_subword_prefix").asText("").isEmpty() || !model.path("end_of_word_suffix").asText("").isEmpty()) {
             throw new EdgeLmException(where + ": model.continuing_subword_prefix / end_of_word_suffix are not supported");
         }
-        JsonNode vocab = model.path("vocab");
-        if (!vocab.isObject()) {
+        if (tokens == null) {
             throw new EdgeLmException(where + ": model.vocab is missing");
         }
-        List<String> tokens = new ArrayList<>(vocab.size());
-        for (Iterator<Map.Entry<String, JsonNode>> it = vocab.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
-            int id = e.getValue().asInt(-1);
-            if (id < 0 || !e.getValue().canConvertToInt()) {
-                throw new EdgeLmException(where + ": model.vocab['" + e.getKey() + "'] is not a token id");
-            }
-            while (tokens.size() <= id) {
-                tokens.add(null);
-            }
-            tokens.set(id, e.getKey());
+        if (merges == null) {
+            throw new EdgeLmException(where + ": model.merges is missing");
         }
-        List<String[]> merges = parseMerges(model.path("merges"), where);
         List<AddedToken> added = new ArrayList<>();
         for (JsonNode t : root.path("added_tokens")) {
             if (!t.path("id").canConvertToInt() || !t.path("content").isTextual() || t.path("content").asText().isEmpty()) {
@@ -107,28 +164,6 @@ public final class TokenizerJson {
             throw new EdgeLmException(where + ": decoder.type '" + decoder.path("type").asText() + "' is not supported (ByteLevel only)");
         }
         return Tokenizer.create(tokens, merges, added, form, pre, model.path("ignore_merges").asBoolean(false));
-    }
-
-    private static List<String[]> parseMerges(JsonNode node, String where) {
-        if (!node.isArray()) {
-            throw new EdgeLmException(where + ": model.merges is missing");
-        }
-        List<String[]> merges = new ArrayList<>(node.size());
-        for (JsonNode m : node) {
-            String[] pair;
-            if (m.isTextual()) {
-                pair = m.asText().split(" ", -1);
-            } else if (m.isArray() && m.size() == 2 && m.get(0).isTextual() && m.get(1).isTextual()) {
-                pair = new String[] {m.get(0).asText(), m.get(1).asText()};
-            } else {
-                pair = null;
-            }
-            if (pair == null || pair.length != 2) {
-                throw new EdgeLmException(where + ": model.merges[" + merges.size() + "] = " + m + " is not a pair of tokens");
-            }
-            merges.add(pair);
-        }
-        return merges;
     }
 
     private static Normalizer.Form parseNormalizer(JsonNode node, String where) {
