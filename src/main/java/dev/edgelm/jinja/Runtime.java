@@ -48,7 +48,12 @@ final class Runtime {
             exec(body, new Frame(globals), out);
         } catch (TemplateException e) {
             throw e;
-        } catch (IllegalArgumentException | IndexOutOfBoundsException | ClassCastException | ArithmeticException e) {
+        } catch (StackOverflowError e) {
+            throw new TemplateException("maximum recursion depth exceeded", line);
+        } catch (ClassCastException | NullPointerException e) {
+            // a value of the wrong type reached an operation (Python's TypeError)
+            throw new TemplateException("unsupported value type in this operation", line);
+        } catch (RuntimeException e) {
             throw new TemplateException(e.getMessage() == null ? e.toString() : e.getMessage(), line);
         }
         return out.toString();
