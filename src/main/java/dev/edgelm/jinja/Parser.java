@@ -71,7 +71,7 @@ final class Parser {
             }
         }
         if (!enders.isEmpty()) {
-            throw new TemplateException("unexpected end of template: missing '{% " + String.join(" %}' or '{% ", enders) + " %}'", line);
+            throw new TemplateException("unexpected end of template: missing '{% " + String.join(" %}' or '{% ", enders.stream().sorted().toList()) + " %}'", line);
         }
         return nodes;
     }
