@@ -10,8 +10,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Runs Qwen3.5 models on the CPU.",
-        subcommands = {ScoreCommand.class, ConvertCommand.class, InspectCommand.class, BenchmarkCommand.class,
-                CommandLine.HelpCommand.class})
+        subcommands = {ScoreCommand.class, TokenizeCommand.class, TemplateCommand.class, ConvertCommand.class,
+                InspectCommand.class, BenchmarkCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec

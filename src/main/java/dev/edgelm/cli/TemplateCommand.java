@@ -1,0 +1,98 @@
+package dev.edgelm.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.edgelm.template.ChatFormat;
+import dev.edgelm.util.EdgeLmException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** Renders a conversation with the model's own chat template. */
+@Command(name = "template", mixinStandardHelpOptions = true,
+        description = "Print the prompt the model's chat template makes of a conversation (ending with the opening of the assistant's turn).")
+final class TemplateCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = "Checkpoint folder (tokenizer.json, tokenizer_config.json or chat_template.jinja).")
+    Path model;
+
+    @Option(names = "--messages", required = true, paramLabel = "FILE",
+            description = "JSON conversation: a list of messages ({\"role\": ..., \"content\": ...}) or {\"messages\": [...]}.")
+    Path messages;
+
+    @Option(names = "--tools", paramLabel = "FILE", description = "JSON list of tool definitions.")
+    Path tools;
+
+    @Option(names = "--no-think", description = "Render with enable_thinking=false (Qwen3 / Qwen3.5: an empty think block).")
+    boolean noThink;
+
+    @Option(names = "--no-generation-prompt", description = "Do not open an assistant turn at the end.")
+    boolean noGenerationPrompt;
+
+    @Option(names = "--ids", description = "Print the prompt's token ids instead of its text.")
+    boolean ids;
+
+    @Override
+    public Integer call() {
+        ChatFormat format = ChatFormat.load(model);
+        JsonNode conversation = readJson(messages);
+        if (conversation.isObject() && conversation.has("messages")) {
+            conversation = conversation.get("messages");
+        }
+        if (!conversation.isArray()) {
+            throw new EdgeLmException(messages + ": expected a JSON list of messages (or an object with \"messages\")");
+        }
+        List<JsonNode> toolList = null;
+        if (tools != null) {
+            JsonNode t = readJson(tools);
+            if (!t.isArray()) {
+                throw new EdgeLmException(tools + ": expected a JSON list of tool definitions");
+            }
+            toolList = list(t);
+        }
+        Map<String, Object> kwargs = new LinkedHashMap<>();
+        if (noThink) {
+            kwargs.put("enable_thinking", false);
+        }
+        String prompt = format.template().render(list(conversation), toolList, !noGenerationPrompt, kwargs);
+        PrintWriter out = spec.commandLine().getOut();
+        if (ids) {
+            StringBuilder sb = new StringBuilder();
+            for (int id : format.tokenizer().encode(prompt)) {
+                sb.append(sb.isEmpty() ? "" : " ").append(id);
+            }
+            out.println(sb);
+        } else {
+            out.print(prompt);
+        }
+        out.flush();
+        return 0;
+    }
+
+    private static List<JsonNode> list(JsonNode array) {
+        List<JsonNode> out = new ArrayList<>();
+        array.forEach(out::add);
+        return out;
+    }
+
+    private static JsonNode readJson(Path file) {
+        try {
+            return new ObjectMapper().readTree(file.toFile());
+        } catch (IOException e) {
+            throw new EdgeLmException(file + ": not readable JSON: " + e.getMessage());
+        }
+    }
+}

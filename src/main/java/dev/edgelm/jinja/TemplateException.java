@@ -1,0 +1,31 @@
+package dev.edgelm.jinja;
+
+/**
+ * A template that cannot be parsed or that fails while rendering, including the template's own
+ * {@code raise_exception(...)}: the message is the template's text or a description of what went wrong, with
+ * the line where it happened.
+ */
+public class TemplateException extends RuntimeException {
+    private final int line;
+    private final boolean raisedByTemplate;
+
+    TemplateException(String message, int line, boolean raisedByTemplate) {
+        super(message);
+        this.line = line;
+        this.raisedByTemplate = raisedByTemplate;
+    }
+
+    TemplateException(String message, int line) {
+        this(message, line, false);
+    }
+
+    /** The template line (1-based) where the error happened, or 0 when unknown. */
+    public int line() {
+        return line;
+    }
+
+    /** Whether the template itself raised this error ({@code raise_exception}); then the message is its text. */
+    public boolean raisedByTemplate() {
+        return raisedByTemplate;
+    }
+}
