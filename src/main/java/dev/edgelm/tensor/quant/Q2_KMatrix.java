@@ -32,12 +32,14 @@ public final class Q2_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 80);
             float dmin = Simd.fp16(data, o + 82);
+            long lo = Simd.u64(data, o);
+            long hi = Simd.u64(data, o + 8);
             int e = off + b * BLOCK;
             for (int h = 0; h < 2; h++) {
                 for (int l = 0; l < 32; l += BL) {
                     ByteVector q = Simd.bytes(data, o + 16 + 32 * h + l);
                     for (int j = 0; j < 4; j++) {
-                        int sc = Simd.u8(data, o + 8 * h + 2 * j + l / 16);
+                        int sc = (int) ((h == 0 ? lo : hi) >>> 8 * (2 * j + l / 16)) & 0xFF;
                         FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
                         FloatVector ml = FloatVector.broadcast(F, dmin * (sc >> 4));
                         ByteVector v = q.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3);
@@ -58,13 +60,15 @@ public final class Q2_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 80);
             float dmin = Simd.fp16(data, o + 82);
+            long lo = Simd.u64(data, o);
+            long hi = Simd.u64(data, o + 8);
             int xi = xOff + b * BLOCK;
             for (int h = 0; h < 2; h++) {
                 for (int l = 0; l < 32; l += BL) {
                     ByteVector q = Simd.bytes(data, o + 16 + 32 * h + l);
                     FloatVector s = FloatVector.zero(F);
                     for (int j = 0; j < 4; j++) {
-                        int sc = Simd.u8(data, o + 8 * h + 2 * j + l / 16);
+                        int sc = (int) ((h == 0 ? lo : hi) >>> 8 * (2 * j + l / 16)) & 0xFF;
                         FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
                         FloatVector ml = FloatVector.broadcast(F, -dmin * (sc >> 4));
                         ByteVector v = q.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3);

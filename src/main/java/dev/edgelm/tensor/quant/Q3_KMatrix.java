@@ -37,13 +37,15 @@ public final class Q3_KMatrix extends QuantizedMatrix {
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 108);
+            long lo = Simd.u64(data, o + 96);
+            int hi = Simd.u32(data, o + 104);
             int e = off + b * BLOCK;
             for (int h = 0; h < 2; h++) {
                 for (int l = 0; l < 32; l += BL) {
                     ByteVector qs = Simd.bytes(data, o + 32 + 32 * h + l);
                     ByteVector hm = Simd.bytes(data, o + l);
                     for (int j = 0; j < 4; j++) {
-                        FloatVector dl = FloatVector.broadcast(F, d * KScales.q3Scale(data, o + 96, 8 * h + 2 * j + l / 16));
+                        FloatVector dl = FloatVector.broadcast(F, d * KScales.q3Scale(lo, hi, 8 * h + 2 * j + l / 16));
                         ByteVector v = threeBit(qs, hm, 2 * j, 4 * h + j);
                         for (int p = 0; p < P; p++) {
                             Simd.toFloat(v, p).mul(dl).intoArray(dst, e + 128 * h + 32 * j + l + p * L);
@@ -61,6 +63,8 @@ public final class Q3_KMatrix extends QuantizedMatrix {
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 108);
+            long lo = Simd.u64(data, o + 96);
+            int hi = Simd.u32(data, o + 104);
             int xi = xOff + b * BLOCK;
             for (int h = 0; h < 2; h++) {
                 for (int l = 0; l < 32; l += BL) {
@@ -68,7 +72,7 @@ public final class Q3_KMatrix extends QuantizedMatrix {
                     ByteVector hm = Simd.bytes(data, o + l);
                     FloatVector s = FloatVector.zero(F);
                     for (int j = 0; j < 4; j++) {
-                        FloatVector dl = FloatVector.broadcast(F, d * KScales.q3Scale(data, o + 96, 8 * h + 2 * j + l / 16));
+                        FloatVector dl = FloatVector.broadcast(F, d * KScales.q3Scale(lo, hi, 8 * h + 2 * j + l / 16));
                         ByteVector v = threeBit(qs, hm, 2 * j, 4 * h + j);
                         for (int p = 0; p < P; p++) {
                             int i = xi + 128 * h + 32 * j + l + p * L;

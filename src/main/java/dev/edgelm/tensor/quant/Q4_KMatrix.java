@@ -32,24 +32,25 @@ public final class Q4_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            for (int g = 0; g < 4; g++) {
-                FloatVector d1 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g));
-                FloatVector m1 = FloatVector.broadcast(F, dmin * KScales.min(data, o + 4, 2 * g));
-                FloatVector d2 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g + 1));
-                FloatVector m2 = FloatVector.broadcast(F, dmin * KScales.min(data, o + 4, 2 * g + 1));
-                int e = off + b * BLOCK + 64 * g;
+            long lo = Simd.u64(data, o + 4);
+            int hi = Simd.u32(data, o + 12);
+            for (int j = 0; j < 8; j++) {
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.scale(lo, hi, j));
+                FloatVector mj = FloatVector.broadcast(F, dmin * KScales.min(lo, hi, j));
+                int e = off + b * BLOCK + 32 * j;
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = Simd.bytes(data, o + 16 + 32 * g + c);
-                    ByteVector lo = q.and((byte) 0x0F);
-                    ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                    ByteVector q = nibbles(o, j, c);
                     for (int p = 0; p < P; p++) {
-                        int j = e + c + p * L;
-                        Simd.toFloat(lo, p).mul(d1).sub(m1).intoArray(dst, j);
-                        Simd.toFloat(hi, p).mul(d2).sub(m2).intoArray(dst, j + 32);
+                        Simd.toFloat(q, p).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
                     }
                 }
             }
         }
+    }
+
+    /** Sub-block j's quants at [c, c + BL): the low (even j) or high (odd j) nibbles of group j / 2. */
+    private ByteVector nibbles(long o, int j, int c) {
+        return Simd.bytes(data, o + 16 + 32 * (j >> 1) + c).lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F);
     }
 
     @Override
@@ -60,21 +61,18 @@ public final class Q4_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            for (int g = 0; g < 4; g++) {
-                FloatVector d1 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g));
-                FloatVector m1 = FloatVector.broadcast(F, -dmin * KScales.min(data, o + 4, 2 * g));
-                FloatVector d2 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g + 1));
-                FloatVector m2 = FloatVector.broadcast(F, -dmin * KScales.min(data, o + 4, 2 * g + 1));
-                int xi = xOff + b * BLOCK + 64 * g;
+            long lo = Simd.u64(data, o + 4);
+            int hi = Simd.u32(data, o + 12);
+            for (int j = 0; j < 8; j++) {
+                // value = q * (d * scale) - dmin * min, fused; each sub-block sums from zero
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.scale(lo, hi, j));
+                FloatVector mj = FloatVector.broadcast(F, -dmin * KScales.min(lo, hi, j));
+                int xi = xOff + b * BLOCK + 32 * j;
                 FloatVector s = FloatVector.zero(F);
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = Simd.bytes(data, o + 16 + 32 * g + c);
-                    ByteVector lo = q.and((byte) 0x0F);
-                    ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                    ByteVector q = nibbles(o, j, c);
                     for (int p = 0; p < P; p++) {
-                        int j = xi + c + p * L;
-                        s = Simd.toFloat(lo, p).fma(d1, m1).fma(FloatVector.fromArray(F, x, j), s);
-                        s = Simd.toFloat(hi, p).fma(d2, m2).fma(FloatVector.fromArray(F, x, j + 32), s);
+                        s = Simd.toFloat(q, p).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
                     }
                 }
                 acc = acc.add(s);

@@ -25,11 +25,6 @@ public final class Q5_KMatrix extends QuantizedMatrix {
         super(GgmlType.Q5_K, data, rows, cols);
     }
 
-    /** The 5-bit values: {@code nibbles} with bit {@code bit} of {@code qh} as their fifth bit. */
-    private static ByteVector join(ByteVector nibbles, ByteVector qh, int bit) {
-        return nibbles.or(qh.lanewise(VectorOperators.LSHR, bit).and((byte) 1).lanewise(VectorOperators.LSHL, 4));
-    }
-
     @Override
     public void decodeRow(int row, float[] dst, int off) {
         long base = row * rowBytes;
@@ -37,25 +32,31 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            for (int g = 0; g < 4; g++) {
-                FloatVector d1 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g));
-                FloatVector m1 = FloatVector.broadcast(F, dmin * KScales.min(data, o + 4, 2 * g));
-                FloatVector d2 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g + 1));
-                FloatVector m2 = FloatVector.broadcast(F, dmin * KScales.min(data, o + 4, 2 * g + 1));
-                int e = off + b * BLOCK + 64 * g;
+            long lo = Simd.u64(data, o + 4);
+            int hi = Simd.u32(data, o + 12);
+            for (int j = 0; j < 8; j++) {
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.scale(lo, hi, j));
+                FloatVector mj = FloatVector.broadcast(F, dmin * KScales.min(lo, hi, j));
+                int e = off + b * BLOCK + 32 * j;
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = Simd.bytes(data, o + 48 + 32 * g + c);
-                    ByteVector h = Simd.bytes(data, o + 16 + c);
-                    ByteVector lo = join(q.and((byte) 0x0F), h, 2 * g);
-                    ByteVector hi = join(q.lanewise(VectorOperators.LSHR, 4), h, 2 * g + 1);
+                    ByteVector q = fiveBit(o, j, c);
                     for (int p = 0; p < P; p++) {
-                        int j = e + c + p * L;
-                        Simd.toFloat(lo, p).mul(d1).sub(m1).intoArray(dst, j);
-                        Simd.toFloat(hi, p).mul(d2).sub(m2).intoArray(dst, j + 32);
+                        Simd.toFloat(q, p).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
                     }
                 }
             }
         }
+    }
+
+    /**
+     * Sub-block j's quants at [c, c + BL): the low (even j) or high (odd j) nibbles of group j / 2, with
+     * bit j of {@code qh} as the fifth bit.
+     */
+    private ByteVector fiveBit(long o, int j, int c) {
+        ByteVector nibbles = Simd.bytes(data, o + 48 + 32 * (j >> 1) + c)
+                .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F);
+        ByteVector high = Simd.bytes(data, o + 16 + c).lanewise(VectorOperators.LSHR, j).and((byte) 1);
+        return nibbles.or(high.lanewise(VectorOperators.LSHL, 4));
     }
 
     @Override
@@ -66,22 +67,17 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            for (int g = 0; g < 4; g++) {
-                FloatVector d1 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g));
-                FloatVector m1 = FloatVector.broadcast(F, -dmin * KScales.min(data, o + 4, 2 * g));
-                FloatVector d2 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g + 1));
-                FloatVector m2 = FloatVector.broadcast(F, -dmin * KScales.min(data, o + 4, 2 * g + 1));
-                int xi = xOff + b * BLOCK + 64 * g;
+            long lo = Simd.u64(data, o + 4);
+            int hi = Simd.u32(data, o + 12);
+            for (int j = 0; j < 8; j++) {
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.scale(lo, hi, j));
+                FloatVector mj = FloatVector.broadcast(F, -dmin * KScales.min(lo, hi, j));
+                int xi = xOff + b * BLOCK + 32 * j;
                 FloatVector s = FloatVector.zero(F);
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = Simd.bytes(data, o + 48 + 32 * g + c);
-                    ByteVector h = Simd.bytes(data, o + 16 + c);
-                    ByteVector lo = join(q.and((byte) 0x0F), h, 2 * g);
-                    ByteVector hi = join(q.lanewise(VectorOperators.LSHR, 4), h, 2 * g + 1);
+                    ByteVector q = fiveBit(o, j, c);
                     for (int p = 0; p < P; p++) {
-                        int j = xi + c + p * L;
-                        s = Simd.toFloat(lo, p).fma(d1, m1).fma(FloatVector.fromArray(F, x, j), s);
-                        s = Simd.toFloat(hi, p).fma(d2, m2).fma(FloatVector.fromArray(F, x, j + 32), s);
+                        s = Simd.toFloat(q, p).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
                     }
                 }
                 acc = acc.add(s);

@@ -29,6 +29,7 @@ final class Simd {
 
     private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private Simd() {}
 
@@ -52,11 +53,16 @@ final class Simd {
         return Float.float16ToFloat(s.get(LE_SHORT, off));
     }
 
-    static int u8(MemorySegment s, long off) {
-        return s.get(ValueLayout.JAVA_BYTE, off) & 0xFF;
-    }
-
     static int u32(MemorySegment s, long off) {
         return s.get(LE_INT, off);
+    }
+
+    /**
+     * Eight bytes at {@code off}, byte k in bits 8k..8k+7. The kernels read a super-block's packed scales
+     * as one or two words and pick bytes out with shifts: a scalar segment read per scale byte costs more
+     * than the vector work it scales.
+     */
+    static long u64(MemorySegment s, long off) {
+        return s.get(LE_LONG, off);
     }
 }
