@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,6 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -21,6 +23,8 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     static final int BLOCK = 256;
     static final int BLOCK_BYTES = 176;
 
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
     public Q5_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q5_K, data, rows, cols);
     }
@@ -32,31 +36,25 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            long lo = Simd.u64(data, o + 4);
-            int hi = Simd.u32(data, o + 12);
+            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            long mn = KScales.mins(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
             for (int j = 0; j < 8; j++) {
-                FloatVector dj = FloatVector.broadcast(F, d * KScales.scale(lo, hi, j));
-                FloatVector mj = FloatVector.broadcast(F, dmin * KScales.min(lo, hi, j));
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.at(sc, j));
+                FloatVector mj = FloatVector.broadcast(F, dmin * KScales.at(mn, j));
                 int e = off + b * BLOCK + 32 * j;
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = fiveBit(o, j, c);
+                    // sub-block j: low (even j) or high (odd j) nibbles of group j / 2, fifth bit = bit j of qh
+                    ByteVector high = ByteVector.fromMemorySegment(B, data, o + 16 + c, LE)
+                            .lanewise(VectorOperators.LSHR, j).and((byte) 1);
+                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 48 + 32 * (j >> 1) + c, LE)
+                            .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F)
+                            .or(high.lanewise(VectorOperators.LSHL, 4));
                     for (int p = 0; p < P; p++) {
-                        Simd.toFloat(q, p).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
+                        ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
                     }
                 }
             }
         }
-    }
-
-    /**
-     * Sub-block j's quants at [c, c + BL): the low (even j) or high (odd j) nibbles of group j / 2, with
-     * bit j of {@code qh} as the fifth bit.
-     */
-    private ByteVector fiveBit(long o, int j, int c) {
-        ByteVector nibbles = Simd.bytes(data, o + 48 + 32 * (j >> 1) + c)
-                .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F);
-        ByteVector high = Simd.bytes(data, o + 16 + c).lanewise(VectorOperators.LSHR, j).and((byte) 1);
-        return nibbles.or(high.lanewise(VectorOperators.LSHL, 4));
     }
 
     @Override
@@ -67,17 +65,22 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            long lo = Simd.u64(data, o + 4);
-            int hi = Simd.u32(data, o + 12);
+            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            long mn = KScales.mins(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
             for (int j = 0; j < 8; j++) {
-                FloatVector dj = FloatVector.broadcast(F, d * KScales.scale(lo, hi, j));
-                FloatVector mj = FloatVector.broadcast(F, -dmin * KScales.min(lo, hi, j));
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.at(sc, j));
+                FloatVector mj = FloatVector.broadcast(F, -dmin * KScales.at(mn, j));
                 int xi = xOff + b * BLOCK + 32 * j;
                 FloatVector s = FloatVector.zero(F);
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = fiveBit(o, j, c);
+                    // sub-block j: low (even j) or high (odd j) nibbles of group j / 2, fifth bit = bit j of qh
+                    ByteVector high = ByteVector.fromMemorySegment(B, data, o + 16 + c, LE)
+                            .lanewise(VectorOperators.LSHR, j).and((byte) 1);
+                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 48 + 32 * (j >> 1) + c, LE)
+                            .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F)
+                            .or(high.lanewise(VectorOperators.LSHL, 4));
                     for (int p = 0; p < P; p++) {
-                        s = Simd.toFloat(q, p).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
+                        s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
                     }
                 }
                 acc = acc.add(s);

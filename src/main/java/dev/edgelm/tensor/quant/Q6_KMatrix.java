@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,6 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -22,19 +24,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     static final int BLOCK = 256;
     static final int BLOCK_BYTES = 210;
 
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols);
-    }
-
-    /**
-     * Quants of quarter k (0..3) of half h at [c, c + BL), minus 32: the low (k < 2) or high nibble of
-     * ql[64h + 32(k & 1) + c ..] with bits 2k..2k+1 of qh[32h + c ..] on top.
-     */
-    private ByteVector sixBit(long o, int h, int k, int c) {
-        ByteVector low = Simd.bytes(data, o + 64 * h + 32 * (k & 1) + c)
-                .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and((byte) 0x0F);
-        ByteVector high = Simd.bytes(data, o + 128 + 32 * h + c).lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3);
-        return low.or(high.lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
     }
 
     /** The int8 scale of 16-value group {@code g} (0..15), from the scale bytes read as two words. */
@@ -54,11 +47,17 @@ public final class Q6_KMatrix extends QuantizedMatrix {
             for (int h = 0; h < 2; h++) {
                 for (int k = 0; k < 4; k++) {
                     for (int c = 0; c < 32; c += BL) {
-                        ByteVector q = sixBit(o, h, k, c);
+                        // quarter k of half h: low (k < 2) or high nibble of ql[64h + 32(k & 1) + c ..],
+                        // bits 2k..2k+1 of qh[32h + c ..] on top, minus 32
+                        ByteVector high = ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE)
+                                .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3);
+                        ByteVector q = ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 * (k & 1) + c, LE)
+                                .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and((byte) 0x0F)
+                                .or(high.lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
                         for (int p = 0; p < P; p++) {
                             int v = 128 * h + 32 * k + c + p * L;
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
-                            Simd.toFloat(q, p).mul(ds).intoArray(dst, e + v);
+                            ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(ds).intoArray(dst, e + v);
                         }
                     }
                 }
@@ -80,11 +79,17 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 for (int k = 0; k < 4; k++) {
                     FloatVector s = FloatVector.zero(F);
                     for (int c = 0; c < 32; c += BL) {
-                        ByteVector q = sixBit(o, h, k, c);
+                        // quarter k of half h: low (k < 2) or high nibble of ql[64h + 32(k & 1) + c ..],
+                        // bits 2k..2k+1 of qh[32h + c ..] on top, minus 32
+                        ByteVector high = ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE)
+                                .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3);
+                        ByteVector q = ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 * (k & 1) + c, LE)
+                                .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and((byte) 0x0F)
+                                .or(high.lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
                         for (int p = 0; p < P; p++) {
                             int v = 128 * h + 32 * k + c + p * L;
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
-                            s = Simd.toFloat(q, p).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
+                            s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
                         }
                     }
                     acc = acc.add(s);
