@@ -1,41 +1,53 @@
 package dev.edgelm.tensor.quant;
 
-import java.lang.foreign.MemorySegment;
-
-/** The packed sub-block scales of the k-quant super-blocks (ggml's {@code get_scale_min_k4} and Q3_K's). */
+/**
+ * The packed sub-block scales of the k-quant super-blocks (ggml's {@code get_scale_min_k4} and Q3_K's),
+ * unpacked once per super-block into words holding one value per byte (value j in bits 8j..8j+7), so that
+ * the hot loops pick a scale with one shift and mask instead of calling a decoder per sub-block (C2 does
+ * not always inline such a call in a large loop). The 12 scale bytes arrive as {@code lo} (bytes 0..7)
+ * and {@code hi} (bytes 8..11).
+ */
 final class KScales {
+    private static final long LOW6 = 0x3F3F3F3FL;
+    private static final int LOW4 = 0x0F0F0F0F;
+    private static final int LOW2 = 0x03030303;
+
     private KScales() {}
 
     /**
-     * Scale of sub-block {@code j} (0..7) in the 12 bytes at {@code off} of a Q4_K / Q5_K block: 6 bits,
-     * the low 6 of byte j for j < 4, else the low nibble of byte j + 4 with the top 2 bits of byte j - 4.
+     * The 8 six-bit scales of a Q4_K / Q5_K block: scale j < 4 is the low 6 bits of byte j; scale j >= 4 is
+     * the low nibble of byte j + 4 with the top 2 bits of byte j - 4 above it.
      */
-    static int scale(MemorySegment s, long off, int j) {
-        if (j < 4) {
-            return Simd.u8(s, off + j) & 63;
-        }
-        return (Simd.u8(s, off + j + 4) & 0xF) | (Simd.u8(s, off + j - 4) >> 6) << 4;
+    static long scales(long lo, int hi) {
+        long first = lo & LOW6;
+        int rest = hi & LOW4 | ((int) lo >>> 6 & LOW2) << 4;
+        return first | (rest & 0xFFFFFFFFL) << 32;
     }
 
     /**
-     * Min of sub-block {@code j} (0..7): the low 6 bits of byte j + 4 for j < 4, else the high nibble of
-     * byte j + 4 with the top 2 bits of byte j.
+     * The 8 six-bit mins: min j < 4 is the low 6 bits of byte j + 4; min j >= 4 is the high nibble of byte
+     * j + 4 with the top 2 bits of byte j above it.
      */
-    static int min(MemorySegment s, long off, int j) {
-        if (j < 4) {
-            return Simd.u8(s, off + j + 4) & 63;
-        }
-        return (Simd.u8(s, off + j + 4) >> 4) | (Simd.u8(s, off + j) >> 6) << 4;
+    static long mins(long lo, int hi) {
+        long first = lo >>> 32 & LOW6;
+        int rest = hi >>> 4 & LOW4 | ((int) (lo >>> 32) >>> 6 & LOW2) << 4;
+        return first | (rest & 0xFFFFFFFFL) << 32;
     }
 
     /**
-     * Signed scale of sub-block {@code j} (0..15) in the 12 bytes at {@code off} of a Q3_K block: the low
-     * nibble of byte j (j < 8) or the high nibble of byte j - 8, with bits 2(j/4)..2(j/4)+1 of byte
-     * 8 + j%4 on top, minus 32.
+     * Q3_K's 16 six-bit scales (stored biased by 32), {@code half} 0 for scales 0..7, 1 for 8..15: scale j
+     * is the low nibble of byte j (j < 8) or the high nibble of byte j - 8, with bits 2(j/4)..2(j/4)+1 of
+     * byte 8 + j%4 above it.
      */
-    static int q3Scale(MemorySegment s, long off, int j) {
-        int low = j < 8 ? Simd.u8(s, off + j) & 0xF : Simd.u8(s, off + j - 8) >> 4;
-        int high = Simd.u8(s, off + 8 + j % 4) >> 2 * (j / 4) & 3;
-        return (low | high << 4) - 32;
+    static long q3Scales(long lo, int hi, int half) {
+        long low = lo >>> 4 * half & 0x0F0F0F0F0F0F0F0FL;
+        int shift = 4 * half;
+        long high = (hi >>> shift & LOW2) | (long) (hi >>> shift + 2 & LOW2) << 32;
+        return low | high << 4;
+    }
+
+    /** Byte j of a word made by the methods above. */
+    static int at(long word, int j) {
+        return (int) (word >>> 8 * j) & 0xFF;
     }
 }

@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,6 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -21,6 +23,8 @@ public final class Q2_KMatrix extends QuantizedMatrix {
     static final int BLOCK = 256;
     static final int BLOCK_BYTES = 84;
 
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
     public Q2_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q2_K, data, rows, cols);
     }
@@ -32,17 +36,19 @@ public final class Q2_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 80);
             float dmin = Simd.fp16(data, o + 82);
+            long lo = Simd.u64(data, o);
+            long hi = Simd.u64(data, o + 8);
             int e = off + b * BLOCK;
             for (int h = 0; h < 2; h++) {
                 for (int l = 0; l < 32; l += BL) {
-                    ByteVector q = Simd.bytes(data, o + 16 + 32 * h + l);
+                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 16 + 32 * h + l, LE);
                     for (int j = 0; j < 4; j++) {
-                        int sc = Simd.u8(data, o + 8 * h + 2 * j + l / 16);
+                        int sc = (int) ((h == 0 ? lo : hi) >>> 8 * (2 * j + l / 16)) & 0xFF;
                         FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
                         FloatVector ml = FloatVector.broadcast(F, dmin * (sc >> 4));
                         ByteVector v = q.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3);
                         for (int p = 0; p < P; p++) {
-                            Simd.toFloat(v, p).mul(dl).sub(ml).intoArray(dst, e + 128 * h + 32 * j + l + p * L);
+                            ((FloatVector) v.convertShape(VectorOperators.B2F, F, p)).mul(dl).sub(ml).intoArray(dst, e + 128 * h + 32 * j + l + p * L);
                         }
                     }
                 }
@@ -58,19 +64,21 @@ public final class Q2_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 80);
             float dmin = Simd.fp16(data, o + 82);
+            long lo = Simd.u64(data, o);
+            long hi = Simd.u64(data, o + 8);
             int xi = xOff + b * BLOCK;
             for (int h = 0; h < 2; h++) {
                 for (int l = 0; l < 32; l += BL) {
-                    ByteVector q = Simd.bytes(data, o + 16 + 32 * h + l);
+                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 16 + 32 * h + l, LE);
                     FloatVector s = FloatVector.zero(F);
                     for (int j = 0; j < 4; j++) {
-                        int sc = Simd.u8(data, o + 8 * h + 2 * j + l / 16);
+                        int sc = (int) ((h == 0 ? lo : hi) >>> 8 * (2 * j + l / 16)) & 0xFF;
                         FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
                         FloatVector ml = FloatVector.broadcast(F, -dmin * (sc >> 4));
                         ByteVector v = q.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3);
                         for (int p = 0; p < P; p++) {
                             int i = xi + 128 * h + 32 * j + l + p * L;
-                            s = Simd.toFloat(v, p).fma(dl, ml).fma(FloatVector.fromArray(F, x, i), s);
+                            s = ((FloatVector) v.convertShape(VectorOperators.B2F, F, p)).fma(dl, ml).fma(FloatVector.fromArray(F, x, i), s);
                         }
                     }
                     acc = acc.add(s);

@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,6 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
@@ -21,6 +23,8 @@ public final class Q4_0Matrix extends QuantizedMatrix {
     static final int BLOCK = 32;
     static final int BLOCK_BYTES = 18;
 
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
     public Q4_0Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q4_0, data, rows, cols);
     }
@@ -30,15 +34,15 @@ public final class Q4_0Matrix extends QuantizedMatrix {
         long base = row * rowBytes;
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
-            FloatVector d = scale(o);
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             int e = off + b * BLOCK;
             for (int c = 0; c < 16; c += BL) {
-                ByteVector q = Simd.bytes(data, o + 2 + c);
+                ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
                 ByteVector lo = q.and((byte) 0x0F).sub((byte) 8);
                 ByteVector hi = q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8);
                 for (int p = 0; p < P; p++) {
-                    Simd.toFloat(lo, p).mul(d).intoArray(dst, e + c + p * L);
-                    Simd.toFloat(hi, p).mul(d).intoArray(dst, e + 16 + c + p * L);
+                    ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).mul(d).intoArray(dst, e + c + p * L);
+                    ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).mul(d).intoArray(dst, e + 16 + c + p * L);
                 }
             }
         }
@@ -47,41 +51,24 @@ public final class Q4_0Matrix extends QuantizedMatrix {
     @Override
     public float dotRow(int row, float[] x, int xOff) {
         long base = row * rowBytes;
-        FloatVector acc0 = FloatVector.zero(F);
-        FloatVector acc1 = FloatVector.zero(F);
-        int b = 0;
-        // two blocks per step, each summed from zero, so the loop-carried chains stay short
-        for (; b + 1 < blocksPerRow; b += 2) {
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             int xi = xOff + b * BLOCK;
-            acc0 = blockSum(o, x, xi).fma(scale(o), acc0);
-            acc1 = blockSum(o + BLOCK_BYTES, x, xi + BLOCK).fma(scale(o + BLOCK_BYTES), acc1);
-        }
-        if (b < blocksPerRow) {
-            long o = base + (long) b * BLOCK_BYTES;
-            acc0 = blockSum(o, x, xOff + b * BLOCK).fma(scale(o), acc0);
-        }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
-    }
-
-    private FloatVector scale(long o) {
-        return FloatVector.broadcast(F, Simd.fp16(data, o));
-    }
-
-    /** Lane-wise partial sums of (nibble - 8) * x over one block (unscaled). */
-    private FloatVector blockSum(long o, float[] x, int xi) {
-        FloatVector s = FloatVector.zero(F);
-        for (int c = 0; c < 16; c += BL) {
-            ByteVector q = Simd.bytes(data, o + 2 + c);
-            ByteVector lo = q.and((byte) 0x0F).sub((byte) 8);
-            ByteVector hi = q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8);
-            for (int p = 0; p < P; p++) {
-                int i = xi + c + p * L;
-                s = Simd.toFloat(lo, p).fma(FloatVector.fromArray(F, x, i), s);
-                s = Simd.toFloat(hi, p).fma(FloatVector.fromArray(F, x, i + 16), s);
+            FloatVector s = FloatVector.zero(F);
+            for (int c = 0; c < 16; c += BL) {
+                ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
+                ByteVector lo = q.and((byte) 0x0F).sub((byte) 8);
+                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8);
+                for (int p = 0; p < P; p++) {
+                    int i = xi + c + p * L;
+                    s = ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, i), s);
+                    s = ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, i + 16), s);
+                }
             }
+            acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
-        return s;
+        return acc.reduceLanes(VectorOperators.ADD);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,6 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -18,6 +20,8 @@ import jdk.incubator.vector.VectorOperators;
 public final class Q4_1Matrix extends QuantizedMatrix {
     static final int BLOCK = 32;
     static final int BLOCK_BYTES = 20;
+
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q4_1Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q4_1, data, rows, cols);
@@ -32,12 +36,12 @@ public final class Q4_1Matrix extends QuantizedMatrix {
             FloatVector m = FloatVector.broadcast(F, Simd.fp16(data, o + 2));
             int e = off + b * BLOCK;
             for (int c = 0; c < 16; c += BL) {
-                ByteVector q = Simd.bytes(data, o + 4 + c);
+                ByteVector q = ByteVector.fromMemorySegment(B, data, o + 4 + c, LE);
                 ByteVector lo = q.and((byte) 0x0F);
                 ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
                 for (int p = 0; p < P; p++) {
-                    Simd.toFloat(lo, p).mul(d).add(m).intoArray(dst, e + c + p * L);
-                    Simd.toFloat(hi, p).mul(d).add(m).intoArray(dst, e + 16 + c + p * L);
+                    ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).mul(d).add(m).intoArray(dst, e + c + p * L);
+                    ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).mul(d).add(m).intoArray(dst, e + 16 + c + p * L);
                 }
             }
         }
@@ -54,13 +58,13 @@ public final class Q4_1Matrix extends QuantizedMatrix {
             int xi = xOff + b * BLOCK;
             FloatVector s = FloatVector.zero(F);
             for (int c = 0; c < 16; c += BL) {
-                ByteVector q = Simd.bytes(data, o + 4 + c);
+                ByteVector q = ByteVector.fromMemorySegment(B, data, o + 4 + c, LE);
                 ByteVector lo = q.and((byte) 0x0F);
                 ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
                 for (int p = 0; p < P; p++) {
                     int i = xi + c + p * L;
-                    s = Simd.toFloat(lo, p).fma(d, m).fma(FloatVector.fromArray(F, x, i), s);
-                    s = Simd.toFloat(hi, p).fma(d, m).fma(FloatVector.fromArray(F, x, i + 16), s);
+                    s = ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).fma(d, m).fma(FloatVector.fromArray(F, x, i), s);
+                    s = ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).fma(d, m).fma(FloatVector.fromArray(F, x, i + 16), s);
                 }
             }
             acc = acc.add(s);

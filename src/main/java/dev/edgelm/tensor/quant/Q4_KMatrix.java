@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,6 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -21,6 +23,8 @@ public final class Q4_KMatrix extends QuantizedMatrix {
     static final int BLOCK = 256;
     static final int BLOCK_BYTES = 144;
 
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
     public Q4_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q4_K, data, rows, cols);
     }
@@ -32,20 +36,18 @@ public final class Q4_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            for (int g = 0; g < 4; g++) {
-                FloatVector d1 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g));
-                FloatVector m1 = FloatVector.broadcast(F, dmin * KScales.min(data, o + 4, 2 * g));
-                FloatVector d2 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g + 1));
-                FloatVector m2 = FloatVector.broadcast(F, dmin * KScales.min(data, o + 4, 2 * g + 1));
-                int e = off + b * BLOCK + 64 * g;
+            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            long mn = KScales.mins(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            for (int j = 0; j < 8; j++) {
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.at(sc, j));
+                FloatVector mj = FloatVector.broadcast(F, dmin * KScales.at(mn, j));
+                int e = off + b * BLOCK + 32 * j;
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = Simd.bytes(data, o + 16 + 32 * g + c);
-                    ByteVector lo = q.and((byte) 0x0F);
-                    ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                    // sub-block j: the low (even j) or high (odd j) nibbles of group j / 2
+                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 16 + 32 * (j >> 1) + c, LE)
+                            .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F);
                     for (int p = 0; p < P; p++) {
-                        int j = e + c + p * L;
-                        Simd.toFloat(lo, p).mul(d1).sub(m1).intoArray(dst, j);
-                        Simd.toFloat(hi, p).mul(d2).sub(m2).intoArray(dst, j + 32);
+                        ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
                     }
                 }
             }
@@ -60,21 +62,27 @@ public final class Q4_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
+            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            long mn = KScales.mins(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
             for (int g = 0; g < 4; g++) {
-                FloatVector d1 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g));
-                FloatVector m1 = FloatVector.broadcast(F, -dmin * KScales.min(data, o + 4, 2 * g));
-                FloatVector d2 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g + 1));
-                FloatVector m2 = FloatVector.broadcast(F, -dmin * KScales.min(data, o + 4, 2 * g + 1));
+                // group g: low nibbles are sub-block 2g, high nibbles sub-block 2g + 1;
+                // value = q * (d * scale) - dmin * min, fused; each group sums from zero
+                FloatVector d1 = FloatVector.broadcast(F, d * KScales.at(sc, 2 * g));
+                FloatVector m1 = FloatVector.broadcast(F, -dmin * KScales.at(mn, 2 * g));
+                FloatVector d2 = FloatVector.broadcast(F, d * KScales.at(sc, 2 * g + 1));
+                FloatVector m2 = FloatVector.broadcast(F, -dmin * KScales.at(mn, 2 * g + 1));
                 int xi = xOff + b * BLOCK + 64 * g;
                 FloatVector s = FloatVector.zero(F);
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = Simd.bytes(data, o + 16 + 32 * g + c);
-                    ByteVector lo = q.and((byte) 0x0F);
-                    ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
+                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 16 + 32 * g + c, LE);
+                    ByteVector qlo = q.and((byte) 0x0F);
+                    ByteVector qhi = q.lanewise(VectorOperators.LSHR, 4);
                     for (int p = 0; p < P; p++) {
-                        int j = xi + c + p * L;
-                        s = Simd.toFloat(lo, p).fma(d1, m1).fma(FloatVector.fromArray(F, x, j), s);
-                        s = Simd.toFloat(hi, p).fma(d2, m2).fma(FloatVector.fromArray(F, x, j + 32), s);
+                        int i = xi + c + p * L;
+                        s = ((FloatVector) qlo.convertShape(VectorOperators.B2F, F, p)).fma(d1, m1)
+                                .fma(FloatVector.fromArray(F, x, i), s);
+                        s = ((FloatVector) qhi.convertShape(VectorOperators.B2F, F, p)).fma(d2, m2)
+                                .fma(FloatVector.fromArray(F, x, i + 32), s);
                     }
                 }
                 acc = acc.add(s);

@@ -1,14 +1,18 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -18,6 +22,9 @@ import jdk.incubator.vector.VectorOperators;
 public final class Q5_1Matrix extends QuantizedMatrix {
     static final int BLOCK = 32;
     static final int BLOCK_BYTES = 24;
+
+    private static final int BIAS = 0;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q5_1Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q5_1, data, rows, cols);
@@ -33,13 +40,22 @@ public final class Q5_1Matrix extends QuantizedMatrix {
             int qh = Simd.u32(data, o + 4);
             int e = off + b * BLOCK;
             for (int c = 0; c < 16; c += BL) {
-                ByteVector q = Simd.bytes(data, o + 8 + c);
+                ByteVector q = ByteVector.fromMemorySegment(B, data, o + 8 + c, LE);
                 ByteVector lo = q.and((byte) 0x0F);
                 ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
                 for (int p = 0; p < P; p++) {
                     int j = c + p * L;
-                    Bits.fiveBit(lo, p, qh, j, 0).mul(d).add(m).intoArray(dst, e + j);
-                    Bits.fiveBit(hi, p, qh, 16 + j, 0).mul(d).add(m).intoArray(dst, e + 16 + j);
+                    // fifth bits: bit (value index) of qh, per lane
+                    IntVector highLo = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, j))
+                            .and(1).lanewise(VectorOperators.LSHL, 4);
+                    IntVector highHi = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, 16 + j))
+                            .and(1).lanewise(VectorOperators.LSHL, 4);
+                    FloatVector fiveBitLo = (FloatVector) ((IntVector) lo.convertShape(VectorOperators.B2I, I, p)).or(highLo)
+                            .sub(BIAS).convert(VectorOperators.I2F, 0);
+                    FloatVector fiveBitHi = (FloatVector) ((IntVector) hi.convertShape(VectorOperators.B2I, I, p)).or(highHi)
+                            .sub(BIAS).convert(VectorOperators.I2F, 0);
+                    fiveBitLo.mul(d).add(m).intoArray(dst, e + j);
+                    fiveBitHi.mul(d).add(m).intoArray(dst, e + 16 + j);
                 }
             }
         }
@@ -57,13 +73,22 @@ public final class Q5_1Matrix extends QuantizedMatrix {
             int xi = xOff + b * BLOCK;
             FloatVector s = FloatVector.zero(F);
             for (int c = 0; c < 16; c += BL) {
-                ByteVector q = Simd.bytes(data, o + 8 + c);
+                ByteVector q = ByteVector.fromMemorySegment(B, data, o + 8 + c, LE);
                 ByteVector lo = q.and((byte) 0x0F);
                 ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
                 for (int p = 0; p < P; p++) {
                     int j = c + p * L;
-                    s = Bits.fiveBit(lo, p, qh, j, 0).fma(d, m).fma(FloatVector.fromArray(F, x, xi + j), s);
-                    s = Bits.fiveBit(hi, p, qh, 16 + j, 0).fma(d, m).fma(FloatVector.fromArray(F, x, xi + 16 + j), s);
+                    // fifth bits: bit (value index) of qh, per lane
+                    IntVector highLo = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, j))
+                            .and(1).lanewise(VectorOperators.LSHL, 4);
+                    IntVector highHi = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, 16 + j))
+                            .and(1).lanewise(VectorOperators.LSHL, 4);
+                    FloatVector fiveBitLo = (FloatVector) ((IntVector) lo.convertShape(VectorOperators.B2I, I, p)).or(highLo)
+                            .sub(BIAS).convert(VectorOperators.I2F, 0);
+                    FloatVector fiveBitHi = (FloatVector) ((IntVector) hi.convertShape(VectorOperators.B2I, I, p)).or(highHi)
+                            .sub(BIAS).convert(VectorOperators.I2F, 0);
+                    s = fiveBitLo.fma(d, m).fma(FloatVector.fromArray(F, x, xi + j), s);
+                    s = fiveBitHi.fma(d, m).fma(FloatVector.fromArray(F, x, xi + 16 + j), s);
                 }
             }
             acc = acc.add(s);

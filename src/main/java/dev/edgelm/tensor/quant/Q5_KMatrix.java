@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,6 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -21,13 +23,10 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     static final int BLOCK = 256;
     static final int BLOCK_BYTES = 176;
 
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
     public Q5_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q5_K, data, rows, cols);
-    }
-
-    /** The 5-bit values: {@code nibbles} with bit {@code bit} of {@code qh} as their fifth bit. */
-    private static ByteVector join(ByteVector nibbles, ByteVector qh, int bit) {
-        return nibbles.or(qh.lanewise(VectorOperators.LSHR, bit).and((byte) 1).lanewise(VectorOperators.LSHL, 4));
     }
 
     @Override
@@ -37,21 +36,21 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            for (int g = 0; g < 4; g++) {
-                FloatVector d1 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g));
-                FloatVector m1 = FloatVector.broadcast(F, dmin * KScales.min(data, o + 4, 2 * g));
-                FloatVector d2 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g + 1));
-                FloatVector m2 = FloatVector.broadcast(F, dmin * KScales.min(data, o + 4, 2 * g + 1));
-                int e = off + b * BLOCK + 64 * g;
+            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            long mn = KScales.mins(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            for (int j = 0; j < 8; j++) {
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.at(sc, j));
+                FloatVector mj = FloatVector.broadcast(F, dmin * KScales.at(mn, j));
+                int e = off + b * BLOCK + 32 * j;
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = Simd.bytes(data, o + 48 + 32 * g + c);
-                    ByteVector h = Simd.bytes(data, o + 16 + c);
-                    ByteVector lo = join(q.and((byte) 0x0F), h, 2 * g);
-                    ByteVector hi = join(q.lanewise(VectorOperators.LSHR, 4), h, 2 * g + 1);
+                    // sub-block j: low (even j) or high (odd j) nibbles of group j / 2, fifth bit = bit j of qh
+                    ByteVector high = ByteVector.fromMemorySegment(B, data, o + 16 + c, LE)
+                            .lanewise(VectorOperators.LSHR, j).and((byte) 1);
+                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 48 + 32 * (j >> 1) + c, LE)
+                            .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F)
+                            .or(high.lanewise(VectorOperators.LSHL, 4));
                     for (int p = 0; p < P; p++) {
-                        int j = e + c + p * L;
-                        Simd.toFloat(lo, p).mul(d1).sub(m1).intoArray(dst, j);
-                        Simd.toFloat(hi, p).mul(d2).sub(m2).intoArray(dst, j + 32);
+                        ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
                     }
                 }
             }
@@ -66,22 +65,22 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o);
             float dmin = Simd.fp16(data, o + 2);
-            for (int g = 0; g < 4; g++) {
-                FloatVector d1 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g));
-                FloatVector m1 = FloatVector.broadcast(F, -dmin * KScales.min(data, o + 4, 2 * g));
-                FloatVector d2 = FloatVector.broadcast(F, d * KScales.scale(data, o + 4, 2 * g + 1));
-                FloatVector m2 = FloatVector.broadcast(F, -dmin * KScales.min(data, o + 4, 2 * g + 1));
-                int xi = xOff + b * BLOCK + 64 * g;
+            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            long mn = KScales.mins(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            for (int j = 0; j < 8; j++) {
+                FloatVector dj = FloatVector.broadcast(F, d * KScales.at(sc, j));
+                FloatVector mj = FloatVector.broadcast(F, -dmin * KScales.at(mn, j));
+                int xi = xOff + b * BLOCK + 32 * j;
                 FloatVector s = FloatVector.zero(F);
                 for (int c = 0; c < 32; c += BL) {
-                    ByteVector q = Simd.bytes(data, o + 48 + 32 * g + c);
-                    ByteVector h = Simd.bytes(data, o + 16 + c);
-                    ByteVector lo = join(q.and((byte) 0x0F), h, 2 * g);
-                    ByteVector hi = join(q.lanewise(VectorOperators.LSHR, 4), h, 2 * g + 1);
+                    // sub-block j: low (even j) or high (odd j) nibbles of group j / 2, fifth bit = bit j of qh
+                    ByteVector high = ByteVector.fromMemorySegment(B, data, o + 16 + c, LE)
+                            .lanewise(VectorOperators.LSHR, j).and((byte) 1);
+                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 48 + 32 * (j >> 1) + c, LE)
+                            .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F)
+                            .or(high.lanewise(VectorOperators.LSHL, 4));
                     for (int p = 0; p < P; p++) {
-                        int j = xi + c + p * L;
-                        s = Simd.toFloat(lo, p).fma(d1, m1).fma(FloatVector.fromArray(F, x, j), s);
-                        s = Simd.toFloat(hi, p).fma(d2, m2).fma(FloatVector.fromArray(F, x, j + 32), s);
+                        s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
                     }
                 }
                 acc = acc.add(s);

@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,7 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -23,18 +24,15 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     static final int BLOCK = 256;
     static final int BLOCK_BYTES = 210;
 
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols);
     }
 
-    private static ByteVector sixBit(ByteVector nibbles, ByteVector qh, int shift) {
-        return nibbles.or(qh.lanewise(VectorOperators.LSHR, shift).and((byte) 3).lanewise(VectorOperators.LSHL, 4))
-                .sub((byte) 32);
-    }
-
-    /** d * scale for the 16 values starting at value {@code v} (0..255) of the super-block at {@code o}. */
-    private float scale(long o, float d, int v) {
-        return d * data.get(ValueLayout.JAVA_BYTE, o + 192 + v / 16);
+    /** The int8 scale of 16-value group {@code g} (0..15), from the scale bytes read as two words. */
+    private static int scale(long lo, long hi, int g) {
+        return (byte) ((g < 8 ? lo : hi) >>> 8 * (g & 7));
     }
 
     @Override
@@ -43,22 +41,24 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 208);
+            long lo = Simd.u64(data, o + 192);
+            long hi = Simd.u64(data, o + 200);
             int e = off + b * BLOCK;
             for (int h = 0; h < 2; h++) {
-                for (int c = 0; c < 32; c += BL) {
-                    ByteVector a = Simd.bytes(data, o + 64 * h + c);
-                    ByteVector a32 = Simd.bytes(data, o + 64 * h + 32 + c);
-                    ByteVector hq = Simd.bytes(data, o + 128 + 32 * h + c);
-                    ByteVector q1 = sixBit(a.and((byte) 0x0F), hq, 0);
-                    ByteVector q2 = sixBit(a32.and((byte) 0x0F), hq, 2);
-                    ByteVector q3 = sixBit(a.lanewise(VectorOperators.LSHR, 4), hq, 4);
-                    ByteVector q4 = sixBit(a32.lanewise(VectorOperators.LSHR, 4), hq, 6);
-                    for (int p = 0; p < P; p++) {
-                        int v = 128 * h + c + p * L;
-                        Simd.toFloat(q1, p).mul(scale(o, d, v)).intoArray(dst, e + v);
-                        Simd.toFloat(q2, p).mul(scale(o, d, v + 32)).intoArray(dst, e + v + 32);
-                        Simd.toFloat(q3, p).mul(scale(o, d, v + 64)).intoArray(dst, e + v + 64);
-                        Simd.toFloat(q4, p).mul(scale(o, d, v + 96)).intoArray(dst, e + v + 96);
+                for (int k = 0; k < 4; k++) {
+                    for (int c = 0; c < 32; c += BL) {
+                        // quarter k of half h: low (k < 2) or high nibble of ql[64h + 32(k & 1) + c ..],
+                        // bits 2k..2k+1 of qh[32h + c ..] on top, minus 32
+                        ByteVector high = ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE)
+                                .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3);
+                        ByteVector q = ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 * (k & 1) + c, LE)
+                                .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and((byte) 0x0F)
+                                .or(high.lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                        for (int p = 0; p < P; p++) {
+                            int v = 128 * h + 32 * k + c + p * L;
+                            FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
+                            ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(ds).intoArray(dst, e + v);
+                        }
                     }
                 }
             }
@@ -72,23 +72,25 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 208);
+            long lo = Simd.u64(data, o + 192);
+            long hi = Simd.u64(data, o + 200);
             int xi = xOff + b * BLOCK;
             for (int h = 0; h < 2; h++) {
-                for (int c = 0; c < 32; c += BL) {
-                    ByteVector a = Simd.bytes(data, o + 64 * h + c);
-                    ByteVector a32 = Simd.bytes(data, o + 64 * h + 32 + c);
-                    ByteVector hq = Simd.bytes(data, o + 128 + 32 * h + c);
-                    ByteVector q1 = sixBit(a.and((byte) 0x0F), hq, 0);
-                    ByteVector q2 = sixBit(a32.and((byte) 0x0F), hq, 2);
-                    ByteVector q3 = sixBit(a.lanewise(VectorOperators.LSHR, 4), hq, 4);
-                    ByteVector q4 = sixBit(a32.lanewise(VectorOperators.LSHR, 4), hq, 6);
+                for (int k = 0; k < 4; k++) {
                     FloatVector s = FloatVector.zero(F);
-                    for (int p = 0; p < P; p++) {
-                        int v = 128 * h + c + p * L;
-                        s = Simd.toFloat(q1, p).mul(scale(o, d, v)).fma(FloatVector.fromArray(F, x, xi + v), s);
-                        s = Simd.toFloat(q2, p).mul(scale(o, d, v + 32)).fma(FloatVector.fromArray(F, x, xi + v + 32), s);
-                        s = Simd.toFloat(q3, p).mul(scale(o, d, v + 64)).fma(FloatVector.fromArray(F, x, xi + v + 64), s);
-                        s = Simd.toFloat(q4, p).mul(scale(o, d, v + 96)).fma(FloatVector.fromArray(F, x, xi + v + 96), s);
+                    for (int c = 0; c < 32; c += BL) {
+                        // quarter k of half h: low (k < 2) or high nibble of ql[64h + 32(k & 1) + c ..],
+                        // bits 2k..2k+1 of qh[32h + c ..] on top, minus 32
+                        ByteVector high = ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE)
+                                .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3);
+                        ByteVector q = ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 * (k & 1) + c, LE)
+                                .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and((byte) 0x0F)
+                                .or(high.lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                        for (int p = 0; p < P; p++) {
+                            int v = 128 * h + 32 * k + c + p * L;
+                            FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
+                            s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
+                        }
                     }
                     acc = acc.add(s);
                 }

@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
@@ -7,6 +8,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
@@ -20,6 +22,8 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     static final int BLOCK = 32;
     static final int BLOCK_BYTES = 34;
 
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
     public Q8_0Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q8_0, data, rows, cols);
     }
@@ -32,9 +36,9 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             int e = off + b * BLOCK;
             for (int c = 0; c < BLOCK; c += BL) {
-                ByteVector q = Simd.bytes(data, o + 2 + c);
+                ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
                 for (int p = 0; p < P; p++) {
-                    Simd.toFloat(q, p).mul(d).intoArray(dst, e + c + p * L);
+                    ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(d).intoArray(dst, e + c + p * L);
                 }
             }
         }
@@ -43,39 +47,21 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     @Override
     public float dotRow(int row, float[] x, int xOff) {
         long base = row * rowBytes;
-        FloatVector acc0 = FloatVector.zero(F);
-        FloatVector acc1 = FloatVector.zero(F);
-        int b = 0;
-        // Two blocks per step into two accumulators: each block's sum starts from zero, so only the
-        // final scale-and-add joins the iterations, and that chain alternates between two registers.
-        for (; b + 1 < blocksPerRow; b += 2) {
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             int xi = xOff + b * BLOCK;
-            acc0 = blockSum(o, x, xi).fma(scale(o), acc0);
-            acc1 = blockSum(o + BLOCK_BYTES, x, xi + BLOCK).fma(scale(o + BLOCK_BYTES), acc1);
-        }
-        if (b < blocksPerRow) {
-            long o = base + (long) b * BLOCK_BYTES;
-            acc0 = blockSum(o, x, xOff + b * BLOCK).fma(scale(o), acc0);
-        }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
-    }
-
-    private FloatVector scale(long o) {
-        return FloatVector.broadcast(F, Simd.fp16(data, o));
-    }
-
-    /** Lane-wise partial sums of q[j] * x[xi + j] over one block (unscaled). */
-    private FloatVector blockSum(long o, float[] x, int xi) {
-        FloatVector s = FloatVector.zero(F);
-        for (int c = 0; c < BLOCK; c += BL) {
-            ByteVector q = Simd.bytes(data, o + 2 + c);
-            for (int p = 0; p < P; p++) {
-                int i = xi + c + p * L;
-                s = Simd.toFloat(q, p).fma(FloatVector.fromArray(F, x, i), s);
+            FloatVector s = FloatVector.zero(F);
+            for (int c = 0; c < BLOCK; c += BL) {
+                ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
+                for (int p = 0; p < P; p++) {
+                    int i = xi + c + p * L;
+                    s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, i), s);
+                }
             }
+            acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
-        return s;
+        return acc.reduceLanes(VectorOperators.ADD);
     }
 
     /**

@@ -3,10 +3,7 @@ package dev.edgelm.tensor.quant;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -16,6 +13,10 @@ import jdk.incubator.vector.VectorSpecies;
  * 16-lane vector, with AVX2 8 bytes to one 8-lane vector, with 128-bit SIMD 8 bytes to two 4-lane
  * vectors. Every block format groups its values in runs of 16 or 32 that share a scale, so a vector never
  * straddles two scales as long as {@code L <= 16}; wider preferred shapes are capped at 512 bits.
+ *
+ * <p>The kernels write their vector code inline rather than through helpers returning vectors: C2 will not
+ * inline a helper it has already compiled on its own into a large method, and then boxes every vector
+ * the helper returns (a heap allocation per call).
  */
 final class Simd {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED.length() > 16
@@ -29,34 +30,25 @@ final class Simd {
 
     private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private Simd() {}
-
-    /** {@link #BL} bytes at {@code off}. */
-    static ByteVector bytes(MemorySegment s, long off) {
-        return ByteVector.fromMemorySegment(B, s, off, ByteOrder.LITTLE_ENDIAN);
-    }
-
-    /** Part {@code part} (of {@link #P}) of a byte vector, sign-extended to floats. */
-    static FloatVector toFloat(ByteVector v, int part) {
-        return (FloatVector) v.convertShape(VectorOperators.B2F, F, part);
-    }
-
-    /** Part {@code part} (of {@link #P}) of a byte vector, sign-extended to ints. */
-    static IntVector toInt(ByteVector v, int part) {
-        return (IntVector) v.convertShape(VectorOperators.B2I, I, part);
-    }
 
     /** An IEEE half at {@code off}, widened exactly (ggml's {@code GGML_FP16_TO_FP32}). */
     static float fp16(MemorySegment s, long off) {
         return Float.float16ToFloat(s.get(LE_SHORT, off));
     }
 
-    static int u8(MemorySegment s, long off) {
-        return s.get(ValueLayout.JAVA_BYTE, off) & 0xFF;
-    }
-
     static int u32(MemorySegment s, long off) {
         return s.get(LE_INT, off);
+    }
+
+    /**
+     * Eight bytes at {@code off}, byte k in bits 8k..8k+7. The kernels read a super-block's packed scales
+     * as one or two words and pick bytes out with shifts: a scalar segment read per scale byte costs more
+     * than the vector work it scales.
+     */
+    static long u64(MemorySegment s, long off) {
+        return s.get(LE_LONG, off);
     }
 }
