@@ -1,5 +1,6 @@
 package dev.edgelm.model;
 
+import dev.edgelm.tensor.CausalAttention;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
 
@@ -71,24 +72,8 @@ final class GatedAttentionLayer {
                 int kvh = h / group;
                 int qOff = t * qWidth + h * 2 * hd;
                 int visible = start + t + 1;
-                float max = Float.NEGATIVE_INFINITY;
-                for (int j = 0; j < visible; j++) {
-                    float sc = VectorMath.dot(ws.qkv, qOff, keys, j * kvWidth + kvh * hd, hd) * scale;
-                    p[j] = sc;
-                    max = Math.max(max, sc);
-                }
-                float sum = 0f;
-                for (int j = 0; j < visible; j++) {
-                    float e = (float) Math.exp(p[j] - max);
-                    p[j] = e;
-                    sum += e;
-                }
                 int oOff = t * oWidth + h * hd;
-                java.util.Arrays.fill(ws.core, oOff, oOff + hd, 0f);
-                float inv = 1f / sum;
-                for (int j = 0; j < visible; j++) {
-                    VectorMath.axpy(p[j] * inv, values, j * kvWidth + kvh * hd, ws.core, oOff, hd);
-                }
+                CausalAttention.attend(ws.qkv, qOff, keys, values, kvWidth, kvh * hd, hd, visible, scale, p, ws.core, oOff);
                 int gOff = qOff + hd;
                 for (int d = 0; d < hd; d++) {
                     ws.core[oOff + d] *= VectorMath.sigmoid(ws.qkv[gOff + d]);

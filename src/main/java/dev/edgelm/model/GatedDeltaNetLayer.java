@@ -1,5 +1,6 @@
 package dev.edgelm.model;
 
+import dev.edgelm.tensor.DeltaRule;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
 import java.util.IdentityHashMap;
@@ -129,62 +130,21 @@ final class GatedDeltaNetLayer {
         }
     }
 
-    /**
-     * The delta rule for value head {@code h} over the chunk's tokens, in order. Columns of the state are
-     * processed one vector at a time so the running sums stay in registers, and the decay is folded in:
-     * {@code S^T k} after decay is {@code decay * (S^T k)}, so each token reads the state once and
-     * reads-writes it once.
-     */
+    /** The delta rule for value head {@code h} over the chunk's tokens, in order. */
     private void recurrence(float[] state, int h, Workspace ws, int n, int convDim) {
         int hk = c.linearKeyHeads();
         int hv = c.linearValueHeads();
         int dk = c.linearKeyDim();
         int dv = c.linearValueDim();
         int kh = c.keyHeadOfValueHead(h);
-        int sBase = h * dk * dv;
-        float[] qkv = ws.qkv;
-        float[] out = ws.core;
-        int lanes = F.length();
-        int vectorCols = dv - dv % lanes;
         for (int t = 0; t < n; t++) {
             int row = t * convDim;
-            int qOff = row + kh * dk;
-            int kOff = row + hk * dk + kh * dk;
-            int vOff = row + 2 * hk * dk + h * dv;
-            int oOff = t * hv * dv + h * dv;
-            float decay = ws.decay[t * hv + h];
-            float beta = ws.beta[t * hv + h];
-            for (int j = 0; j < vectorCols; j += lanes) {
-                FloatVector kv = FloatVector.zero(F);
-                for (int i = 0; i < dk; i++) {
-                    kv = FloatVector.fromArray(F, state, sBase + i * dv + j).fma(FloatVector.broadcast(F, qkv[kOff + i]), kv);
-                }
-                // delta = (v - decay * S^T k) * beta
-                FloatVector delta = FloatVector.fromArray(F, qkv, vOff + j).sub(kv.mul(decay)).mul(beta);
-                FloatVector o = FloatVector.zero(F);
-                for (int i = 0; i < dk; i++) {
-                    int at = sBase + i * dv + j;
-                    FloatVector updated = FloatVector.fromArray(F, state, at).mul(decay).add(delta.mul(qkv[kOff + i]));
-                    updated.intoArray(state, at);
-                    o = updated.fma(FloatVector.broadcast(F, qkv[qOff + i]), o);
-                }
-                o.intoArray(out, oOff + j);
-            }
-            for (int j = vectorCols; j < dv; j++) {
-                float kv = 0f;
-                for (int i = 0; i < dk; i++) {
-                    kv += state[sBase + i * dv + j] * qkv[kOff + i];
-                }
-                float delta = (qkv[vOff + j] - kv * decay) * beta;
-                float o = 0f;
-                for (int i = 0; i < dk; i++) {
-                    int at = sBase + i * dv + j;
-                    float updated = state[at] * decay + delta * qkv[kOff + i];
-                    state[at] = updated;
-                    o += updated * qkv[qOff + i];
-                }
-                out[oOff + j] = o;
-            }
+            DeltaRule.step(state, h * dk * dv, dk, dv,
+                    ws.qkv, row + kh * dk,
+                    ws.qkv, row + hk * dk + kh * dk,
+                    ws.qkv, row + 2 * hk * dk + h * dv,
+                    ws.decay[t * hv + h], ws.beta[t * hv + h],
+                    ws.core, t * hv * dv + h * dv);
         }
     }
 
