@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Runs Qwen3.5 models on the CPU.",
-        subcommands = {ScoreCommand.class, ConvertCommand.class, InspectCommand.class, BenchmarkCommand.class,
+        subcommands = {ScoreCommand.class, ConvertCommand.class, InspectCommand.class, BenchmarkCommand.class, SynthCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
