@@ -1,10 +1,10 @@
 package dev.edgelm.cli;
 
-import dev.edgelm.convert.GgufConverter;
+import dev.edgelm.convert.RowStreamWriter;
 import java.io.PrintStream;
 
 /** A one-line progress bar redrawn in place on a stream (stderr): bytes done / total and the current tensor. */
-final class ProgressBar implements GgufConverter.Progress {
+final class ProgressBar implements RowStreamWriter.Progress {
     private static final int WIDTH = 30;
     private final PrintStream out;
     private int lastLength;

@@ -59,14 +59,12 @@ public final class HfTokenizerFiles {
             String content = added.path("content").asText();
             int id = tokenId(added.get("id"), content, vocabSize, tokenizerJson);
             tokens[id] = content;
-            boolean looksSpecial = content.startsWith("<|") && content.endsWith("|>");
-            types[id] = added.path("special").asBoolean(false) || looksSpecial
-                    ? GgufTokenizerData.TYPE_CONTROL : GgufTokenizerData.TYPE_USER_DEFINED;
+            types[id] = GgufTokenizerData.addedTokenType(content, added.path("special").asBoolean(false));
             ids.put(content, id);
         }
         for (int i = 0; i < vocabSize; i++) {
             if (tokens[i] == null) {
-                tokens[i] = "[PAD" + i + "]";
+                tokens[i] = GgufTokenizerData.paddingToken(i);
                 types[i] = GgufTokenizerData.TYPE_UNUSED;
             }
         }

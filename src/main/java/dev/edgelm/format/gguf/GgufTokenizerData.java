@@ -55,6 +55,17 @@ public record GgufTokenizerData(
         }
     }
 
+    /** The text llama.cpp gives an id that has no token (type {@link #TYPE_UNUSED}). */
+    public static String paddingToken(int id) {
+        return "[PAD" + id + "]";
+    }
+
+    /** The type of an added token: control for special ones and {@code <|...|>} ones, else user-defined. */
+    public static int addedTokenType(String content, boolean special) {
+        boolean looksSpecial = content.startsWith("<|") && content.endsWith("|>");
+        return special || looksSpecial ? TYPE_CONTROL : TYPE_USER_DEFINED;
+    }
+
     /** The tokenizer section of a file, or empty when it has none ({@code tokenizer.ggml.model} absent or "none"). */
     public static Optional<GgufTokenizerData> read(GgufMetadata m) {
         Optional<String> model = m.optString(MODEL);
