@@ -3,6 +3,7 @@ package dev.edgelm.tensor.quant;
 import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
@@ -12,6 +13,7 @@ import java.nio.ByteOrder;
 import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -38,11 +40,12 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             int e = off + b * BLOCK;
             for (int c = 0; c < 16; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
-                ByteVector lo = q.and((byte) 0x0F).sub((byte) 8);
-                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8);
                 for (int p = 0; p < P; p++) {
-                    ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).mul(d).intoArray(dst, e + c + p * L);
-                    ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).mul(d).intoArray(dst, e + 16 + c + p * L);
+                    IntVector w = (IntVector) q.convertShape(VectorOperators.B2I, I, p);
+                    ((FloatVector) w.and(0x0F).sub(8).convert(VectorOperators.I2F, 0)).mul(d)
+                            .intoArray(dst, e + c + p * L);
+                    ((FloatVector) w.lanewise(VectorOperators.ASHR, 4).and(0x0F).sub(8).convert(VectorOperators.I2F, 0))
+                            .mul(d).intoArray(dst, e + 16 + c + p * L);
                 }
             }
         }
@@ -58,12 +61,14 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             FloatVector s = FloatVector.zero(F);
             for (int c = 0; c < 16; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
-                ByteVector lo = q.and((byte) 0x0F).sub((byte) 8);
-                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8);
                 for (int p = 0; p < P; p++) {
+                    IntVector w = (IntVector) q.convertShape(VectorOperators.B2I, I, p);
+                    FloatVector lo = (FloatVector) w.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
+                    FloatVector hi = (FloatVector) w.lanewise(VectorOperators.ASHR, 4).and(0x0F).sub(8)
+                            .convert(VectorOperators.I2F, 0);
                     int i = xi + c + p * L;
-                    s = ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, i), s);
-                    s = ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, i + 16), s);
+                    s = lo.fma(FloatVector.fromArray(F, x, i), s);
+                    s = hi.fma(FloatVector.fromArray(F, x, i + 16), s);
                 }
             }
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
