@@ -105,9 +105,7 @@ final class GatedDeltaNetLayer {
                     }
                     ws.qkv[t * convDim + ch] = acc;
                 }
-                for (int i = c0; i < c1; i++) {
-                    ws.qkv[t * convDim + i] = VectorMath.silu(ws.qkv[t * convDim + i]);
-                }
+                VectorMath.siluInPlace(ws.qkv, null, t * convDim + c0, c1 - c0);
             }
         });
         System.arraycopy(ext, n * convDim, window, 0, keep * convDim);
@@ -156,8 +154,9 @@ final class GatedDeltaNetLayer {
         for (int r = 0; r < heads; r++) {
             int off = r * dv;
             float inv = RmsNorm.inverseRms(ws.core, off, dv, eps);
+            VectorMath.siluInPlace(ws.z, null, off, dv);
             for (int j = 0; j < dv; j++) {
-                ws.core[off + j] = (ws.core[off + j] * inv) * w[j] * VectorMath.silu(ws.z[off + j]);
+                ws.core[off + j] = (ws.core[off + j] * inv) * w[j] * ws.z[off + j];
             }
         }
     }

@@ -127,10 +127,7 @@ public final class Qwen35Model implements AutoCloseable {
     private void mlp(Qwen35Weights.DecoderLayer layer, Workspace ws, int n) {
         layer.mlpGate().matmul(pool, ws.normed, n, ws.gate);
         layer.mlpUp().matmul(pool, ws.normed, n, ws.up);
-        int total = n * config.intermediateSize();
-        for (int i = 0; i < total; i++) {
-            ws.gate[i] = VectorMath.silu(ws.gate[i]) * ws.up[i];
-        }
+        VectorMath.siluInPlace(ws.gate, ws.up, 0, n * config.intermediateSize());
         layer.mlpDown().matmul(pool, ws.gate, n, ws.mixed);
     }
 

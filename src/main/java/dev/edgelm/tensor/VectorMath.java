@@ -66,6 +66,28 @@ public final class VectorMath {
         }
     }
 
+    /**
+     * {@code a[i] = silu(a[i]) * (b == null ? 1 : b[i])} over {@code [off, off+n)}. The vector exp (SVML on
+     * x86) instead of a scalar {@code Math.exp} per element: the MLP and the conv take one per activation,
+     * ~50 M per 256-token prefill of the 0.8B.
+     */
+    public static void siluInPlace(float[] a, float[] b, int off, int n) {
+        int i = 0;
+        int bound = F.loopBound(n);
+        FloatVector one = FloatVector.broadcast(F, 1f);
+        for (; i < bound; i += F.length()) {
+            FloatVector x = FloatVector.fromArray(F, a, off + i);
+            FloatVector y = x.div(x.neg().lanewise(VectorOperators.EXP).add(one));
+            if (b != null) {
+                y = y.mul(FloatVector.fromArray(F, b, off + i));
+            }
+            y.intoArray(a, off + i);
+        }
+        for (; i < n; i++) {
+            a[off + i] = silu(a[off + i]) * (b == null ? 1f : b[off + i]);
+        }
+    }
+
     public static float silu(float x) {
         return x / (1f + (float) Math.exp(-x));
     }

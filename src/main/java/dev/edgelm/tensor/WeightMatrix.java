@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * the weight bytes are read and converted once per chunk rather than once per token).
  */
 public abstract class WeightMatrix {
-    private static final int X_BLOCK_FLOATS = 64 * 1024;
+    private static final int X_BLOCK_FLOATS = Integer.getInteger("edgelm.xblock", 128 * 1024);
     protected final MemorySegment data;
     protected final int rows;
     protected final int cols;
@@ -61,7 +61,8 @@ public abstract class WeightMatrix {
             });
             return;
         }
-        // Token blocks keep the activations a tile of rows is multiplied with inside L2 (~256 KiB);
+        // Token blocks keep the activations a tile of rows is multiplied with inside L2 (512 KiB of a
+        // 1 MiB L2; -Dedgelm.xblock=FLOATS overrides, for tuning on other caches);
         // each row tile is decoded again per block, a small cost next to the block's FMAs.
         int tokenBlock = Math.max(FloatGemm.TOKENS, (X_BLOCK_FLOATS / cols) / FloatGemm.TOKENS * FloatGemm.TOKENS);
         pool.forRange(rows, FloatGemm.ROWS, (long) rows * cols * n, (start, end) -> {
