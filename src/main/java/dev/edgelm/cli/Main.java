@@ -13,15 +13,15 @@ import picocli.CommandLine.Command;
         subcommands = {ScoreCommand.class, TokenizeCommand.class, TemplateCommand.class, ConvertCommand.class,
                 InspectCommand.class, BenchmarkCommand.class, RunCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
-    final StandardIo io;
+    final ProcessContext context;
 
     /** With nothing on standard input and no terminal. */
     Main() {
-        this(StandardIo.none());
+        this(ProcessContext.none());
     }
 
-    private Main(StandardIo io) {
-        this.io = io;
+    private Main(ProcessContext context) {
+        this.context = context;
     }
 
     @CommandLine.Spec
@@ -38,16 +38,16 @@ public final class Main implements Runnable {
 
     /** Runs the CLI and returns its exit code: user errors print one clear line and return 1 or 2. */
     public static int execute(String... args) {
-        return execute(StandardIo.system(), new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true), args);
+        return execute(ProcessContext.system(), new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true), args);
     }
 
     /** As {@link #execute(String...)}, writing to the given streams (tests capture them), with nothing on standard input. */
     public static int execute(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
-        return execute(StandardIo.none(), out, err, args);
+        return execute(ProcessContext.none(), out, err, args);
     }
 
-    static int execute(StandardIo io, java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
-        CommandLine cli = new CommandLine(new Main(io));
+    static int execute(ProcessContext context, java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
+        CommandLine cli = new CommandLine(new Main(context));
         cli.setExpandAtFiles(false); // '@file' is ours: --tokens @ids.txt
         cli.setOut(out);
         cli.setErr(err);

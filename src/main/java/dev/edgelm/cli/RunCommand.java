@@ -7,6 +7,7 @@ import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
 import dev.edgelm.engine.GenerationOptions;
 import dev.edgelm.engine.StopReason;
+import dev.edgelm.hub.HubClient;
 import dev.edgelm.hub.ModelReference;
 import dev.edgelm.template.ChatFormat;
 import dev.edgelm.util.EdgeLmException;
@@ -84,13 +85,13 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        StandardIo io = main.io;
-        String question = question(io);
+        ProcessContext context = main.context;
+        String question = question(context);
         boolean interactive = question == null;
-        if (interactive && !io.stdinIsTerminal()) {
+        if (interactive && !context.stdinIsTerminal()) {
             throw new EdgeLmException("nothing to answer: give --prompt, pipe text in, or run on a terminal for a chat");
         }
-        Path path = localModel();
+        Path path = localModel(context);
         if (!ChatFormat.hasTokenizer(path)) {
             throw new EdgeLmException(path + ": this model has no tokenizer, so it cannot take text; it runs on token ids "
                     + "only: edgelm score " + path + " --tokens 1,2,3");
@@ -109,14 +110,14 @@ final class RunCommand implements Callable<Integer> {
             conversation.setSystem(system);
             conversation.setThinking(think);
             if (interactive) {
-                try (Terminal terminal = io.terminal().open()) {
+                try (Terminal terminal = context.terminal().open()) {
                     new ChatRepl(terminal, conversation, options, model).run();
                 } catch (IOException e) {
                     throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
                 }
             } else {
                 PrintWriter out = spec.commandLine().getOut();
-                ReplyPrinter printer = new ReplyPrinter(out, io.stdoutIsTerminal() ? ReplyPrinter.ANSI_DIM : s -> s);
+                ReplyPrinter printer = new ReplyPrinter(out, context.stdoutIsTerminal() ? ReplyPrinter.ANSI_DIM : s -> s);
                 Reply r = conversation.send(question, options, printer);
                 printer.end();
                 if (r.reason() == StopReason.CONTEXT_FULL) {
@@ -128,8 +129,8 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** --prompt, with piped standard input appended (or piped input alone); null when there is neither. */
-    private String question(StandardIo io) {
-        String piped = io.readPiped().map(b -> new String(b, StandardCharsets.UTF_8)).filter(s -> !s.isBlank()).orElse(null);
+    private String question(ProcessContext context) {
+        String piped = context.readPiped().map(b -> new String(b, StandardCharsets.UTF_8)).filter(s -> !s.isBlank()).orElse(null);
         if (prompt == null) {
             return piped;
         }
@@ -137,12 +138,12 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** MODEL as a local file or folder; a Hub id is downloaded and converted once to an int8 GGUF file. */
-    private Path localModel() {
+    private Path localModel(ProcessContext context) {
         if (isLocal(model)) {
             return Path.of(model);
         }
-        Path checkpoint = ModelReference.resolve(model);
         PrintStream err = System.err;
+        Path checkpoint = ModelReference.resolve(model, () -> HubClient.fromEnvironment(context.env(), err));
         if (!Files.isRegularFile(checkpoint.resolve(SnapshotGguf.FILE_NAME))) {
             err.println("converting " + model + " to an int8 GGUF file (once): " + checkpoint.resolve(SnapshotGguf.FILE_NAME));
         }

@@ -14,6 +14,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.jline.terminal.Terminal;
@@ -97,7 +98,7 @@ class InteractiveChatTest {
         // JLine's terminal emulation on plain streams: its line discipline turns Ctrl+C into SIGINT, as a tty does
         Terminal terminal = new ExternalTerminal("test", "xterm-256color", stdin, screen, StandardCharsets.UTF_8);
         screen.terminal = terminal;
-        StandardIo io = new StandardIo(new ByteArrayInputStream(new byte[0]), true, false, () -> terminal);
+        ProcessContext io = new ProcessContext(new ByteArrayInputStream(new byte[0]), true, false, () -> terminal, Map.of());
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> Main.execute(io, new PrintWriter(out, true),

@@ -29,7 +29,7 @@ class RunCommandTest {
     static CliRunner run(byte[] stdin, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = Main.execute(StandardIo.piped(stdin), new PrintWriter(out, true), new PrintWriter(err, true), args);
+        int code = Main.execute(ProcessContext.piped(stdin), new PrintWriter(out, true), new PrintWriter(err, true), args);
         return new CliRunner(code, out.toString(), err.toString());
     }
 
