@@ -66,7 +66,8 @@ public final class Conversation {
             return new TokenDecoder.Stream() {
                 @Override
                 public String next(int id) {
-                    return d.accept(id);
+                    // a model's padding rows (ids past the vocabulary) can be sampled: they have no text
+                    return format.tokenizer().hasToken(id) ? d.accept(id) : "";
                 }
 
                 @Override

@@ -216,6 +216,19 @@ class ConversationTest {
     }
 
     @Test
+    void sampledPaddingIdsHaveNoTextAndDoNotBreakTheTurn() {
+        // README: embedding rows 8218..8319 have no token; near-uniform sampling picks some of them
+        Conversation c = chat();
+        Reply r = c.send(TinyChat.TURN1, GenerationOptions.builder().maxNewTokens(300).temperature(10f).seed(1).build(),
+                ChatListener.NONE);
+        int[] real = Arrays.stream(r.tokens()).filter(id -> id < 8218).toArray();
+        assertTrue(real.length < r.tokens().length, "some padding id was sampled");
+        assertEquals(format.tokenizer().decode(real, true), r.text());
+        Reply next = c.send(TinyChat.TURN2, CHAT, ChatListener.NONE);
+        assertArrayEquals(fromScratch(plus(c.messages().subList(0, 3), TinyChat.TURN2), false, 24), next.tokens());
+    }
+
+    @Test
     void aForkContinuesIndependentlyAndResetStartsOver() {
         Conversation c = chat();
         c.send(TinyChat.TURN1, CHAT, ChatListener.NONE);
