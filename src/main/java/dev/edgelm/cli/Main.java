@@ -11,8 +11,19 @@ import picocli.CommandLine.Command;
         versionProvider = Main.Version.class,
         description = "Runs Qwen3.5 models on the CPU.",
         subcommands = {ScoreCommand.class, TokenizeCommand.class, TemplateCommand.class, ConvertCommand.class,
-                InspectCommand.class, BenchmarkCommand.class, SynthCommand.class, CommandLine.HelpCommand.class})
+                InspectCommand.class, BenchmarkCommand.class, SynthCommand.class, RunCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
+    final ProcessContext context;
+
+    /** With nothing on standard input and no terminal. */
+    Main() {
+        this(ProcessContext.none());
+    }
+
+    private Main(ProcessContext context) {
+        this.context = context;
+    }
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -28,12 +39,16 @@ public final class Main implements Runnable {
 
     /** Runs the CLI and returns its exit code: user errors print one clear line and return 1 or 2. */
     public static int execute(String... args) {
-        return execute(new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true), args);
+        return execute(ProcessContext.system(), new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true), args);
     }
 
-    /** As {@link #execute(String...)}, writing to the given streams (tests capture them). */
+    /** As {@link #execute(String...)}, writing to the given streams (tests capture them), with nothing on standard input. */
     public static int execute(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
-        CommandLine cli = new CommandLine(new Main());
+        return execute(ProcessContext.none(), out, err, args);
+    }
+
+    static int execute(ProcessContext context, java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
+        CommandLine cli = new CommandLine(new Main(context));
         cli.setExpandAtFiles(false); // '@file' is ours: --tokens @ids.txt
         cli.setOut(out);
         cli.setErr(err);

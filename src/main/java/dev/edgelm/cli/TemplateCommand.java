@@ -26,7 +26,7 @@ final class TemplateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "Checkpoint folder (tokenizer.json, tokenizer_config.json or chat_template.jinja).")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "Checkpoint folder (tokenizer.json, tokenizer_config.json or chat_template.jinja) or .gguf file.")
     Path model;
 
     @Option(names = "--messages", required = true, paramLabel = "FILE",

@@ -26,7 +26,7 @@ final class TokenizeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL_OR_TOKENIZER", description = "A tokenizer.json, or a checkpoint folder holding one.")
+    @Parameters(index = "0", paramLabel = "MODEL_OR_TOKENIZER", description = "A tokenizer.json, a checkpoint folder holding one, or a .gguf file.")
     Path model;
 
     @ArgGroup(multiplicity = "1")

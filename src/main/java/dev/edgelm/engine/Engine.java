@@ -42,7 +42,7 @@ public final class Engine implements AutoCloseable {
         long start = System.nanoTime();
         Qwen35Model model = ModelLoader.load(path, options.threads());
         double seconds = (System.nanoTime() - start) / 1e9;
-        GenerationConfig gen = Files.isDirectory(path) ? GenerationConfig.read(path) : GenerationConfig.NONE;
+        GenerationConfig gen = Files.isDirectory(path) ? GenerationConfig.read(path) : GenerationConfig.readGguf(path);
         return new Engine(model, path, options, gen, seconds);
     }
 

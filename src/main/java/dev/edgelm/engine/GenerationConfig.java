@@ -2,14 +2,16 @@ package dev.edgelm.engine;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.edgelm.format.gguf.GenerationDefaults;
+import dev.edgelm.format.gguf.GgufFile;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * A model's {@code generation_config.json}: the sampling settings its authors recommend and the token ids
- * that end a turn. Every field is optional (null when absent); {@link #NONE} is the empty config.
+ * A model's {@code generation_config.json} (in a GGUF file: its {@code edgelm.generation.*} keys): the
+ * sampling settings its authors recommend and the token ids that end a turn. Every field is optional (null when absent); {@link #NONE} is the empty config.
  */
 public record GenerationConfig(
         Boolean doSample,
@@ -41,6 +43,15 @@ public record GenerationConfig(
             throw new EdgeLmException(file + ": not a JSON object");
         }
         return fromJson(root, file.toString());
+    }
+
+    /** The generation defaults a GGUF file carries ({@link GenerationDefaults}), or {@link #NONE}. */
+    public static GenerationConfig readGguf(Path file) {
+        try (GgufFile gguf = GgufFile.open(file)) {
+            GenerationDefaults d = GenerationDefaults.read(gguf.metadata());
+            return new GenerationConfig(d.doSample(), d.temperature(), d.topK(), d.topP(), d.minP(), d.repetitionPenalty(),
+                    d.presencePenalty(), d.eosTokenIds() == null ? new int[0] : d.eosTokenIds().clone());
+        }
     }
 
     public static GenerationConfig fromJson(JsonNode root, String source) {

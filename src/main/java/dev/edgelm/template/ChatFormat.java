@@ -2,21 +2,29 @@ package dev.edgelm.template;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.edgelm.format.gguf.GenerationDefaults;
+import dev.edgelm.format.gguf.GgufFile;
+import dev.edgelm.format.gguf.GgufTokenizerData;
 import dev.edgelm.tokenizer.Tokenizer;
+import dev.edgelm.tokenizer.TokenizerGguf;
 import dev.edgelm.tokenizer.TokenizerJson;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
- * What a runtime needs to chat with a checkpoint: its tokenizer, its chat template and the ids that end an
+ * What a runtime needs to chat with a model: its tokenizer, its chat template and the ids that end an
  * assistant turn. Read from a Hugging Face checkpoint folder ({@code tokenizer.json},
- * {@code tokenizer_config.json}, {@code chat_template.jinja}, {@code generation_config.json}).
+ * {@code tokenizer_config.json}, {@code chat_template.jinja}, {@code generation_config.json}) or from a GGUF
+ * file ({@code tokenizer.ggml.*}, {@code tokenizer.chat_template}, {@code edgelm.generation.eos_token_id}).
  */
 public final class ChatFormat {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -33,14 +41,79 @@ public final class ChatFormat {
         this.where = where;
     }
 
-    /** Loads tokenizer, template and stop tokens from a checkpoint folder. */
-    public static ChatFormat load(Path folder) {
-        if (!Files.isDirectory(folder)) {
-            throw new EdgeLmException(folder + ": not a checkpoint folder");
+    /** Loads tokenizer, template and stop tokens from a checkpoint folder or a GGUF file. */
+    public static ChatFormat load(Path model) {
+        if (Files.isDirectory(model)) {
+            Tokenizer tokenizer = TokenizerJson.loadFrom(model);
+            JsonNode config = readJson(model.resolve("tokenizer_config.json"));
+            return new ChatFormat(tokenizer, loadTemplate(model, config), stopTokenIds(model, tokenizer), model.toString());
         }
-        Tokenizer tokenizer = TokenizerJson.loadFrom(folder);
-        JsonNode config = readJson(folder.resolve("tokenizer_config.json"));
-        return new ChatFormat(tokenizer, loadTemplate(folder, config), stopTokenIds(folder, tokenizer), folder.toString());
+        if (!isGguf(model)) {
+            throw new EdgeLmException(model + ": not a checkpoint folder or a .gguf file");
+        }
+        try (GgufFile file = GgufFile.open(model)) {
+            return read(file).orElseThrow(() -> new EdgeLmException(model + ": this GGUF file has no tokenizer"));
+        }
+    }
+
+    /**
+     * Whether a model carries a tokenizer: a checkpoint folder with {@code tokenizer.json}, a GGUF file with a
+     * {@code tokenizer.ggml.model}. A model without one runs on token ids only.
+     */
+    public static boolean hasTokenizer(Path model) {
+        if (Files.isDirectory(model)) {
+            return Files.isRegularFile(model.resolve("tokenizer.json"));
+        }
+        if (!isGguf(model)) {
+            return false;
+        }
+        try (GgufFile file = GgufFile.open(model)) {
+            return GgufTokenizerData.read(file.metadata()).isPresent();
+        }
+    }
+
+    /**
+     * Tokenizer, template and stop tokens of a GGUF file, or empty when it has no tokenizer. The template sees
+     * {@code eos_token}, {@code bos_token}, {@code pad_token} as the texts of the ids the file names; the stop
+     * tokens are the generation defaults' eos ids, then the eos and end-of-turn ids.
+     */
+    public static Optional<ChatFormat> read(GgufFile file) {
+        Optional<GgufTokenizerData> section = GgufTokenizerData.read(file.metadata());
+        if (section.isEmpty()) {
+            return Optional.empty();
+        }
+        GgufTokenizerData data = section.get();
+        String where = file.source();
+        Tokenizer tokenizer = TokenizerGguf.create(data, where);
+        int[] stops = data.stopTokenIds(GenerationDefaults.read(file.metadata()));
+        for (int id : stops) {
+            if (id < 0 || id >= tokenizer.vocabSize() || data.tokenTypes()[id] == GgufTokenizerData.TYPE_UNUSED) {
+                throw new EdgeLmException(where + ": stop token id " + id + " is not a token of this tokenizer");
+            }
+        }
+        if (stops.length == 0) {
+            throw new EdgeLmException(where + ": no stop token (" + GgufTokenizerData.EOS_ID + ", " + GgufTokenizerData.EOT_ID
+                    + " or " + GenerationDefaults.PREFIX + "eos_token_id)");
+        }
+        ChatTemplate template = null;
+        if (data.chatTemplate() != null) {
+            Map<String, Object> special = new LinkedHashMap<>();
+            putToken(special, "bos_token", data.bosId(), data);
+            putToken(special, "eos_token", data.eosId(), data);
+            putToken(special, "pad_token", data.padId(), data);
+            template = ChatTemplate.parse(data.chatTemplate(), where + " " + GgufTokenizerData.CHAT_TEMPLATE, special);
+        }
+        return Optional.of(new ChatFormat(tokenizer, template, stops, where));
+    }
+
+    private static void putToken(Map<String, Object> special, String name, int id, GgufTokenizerData data) {
+        if (id >= 0 && id < data.tokens().length) {
+            special.put(name, data.tokens()[id]);
+        }
+    }
+
+    private static boolean isGguf(Path file) {
+        return Files.isRegularFile(file) && file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".gguf");
     }
 
     public Tokenizer tokenizer() {
@@ -54,7 +127,8 @@ public final class ChatFormat {
     /** The chat template; a checkpoint without one (a base model) fails here with a clear message. */
     public ChatTemplate template() {
         if (template == null) {
-            throw new EdgeLmException(where + ": no chat template (neither chat_template.jinja nor tokenizer_config.json chat_template)");
+            throw new EdgeLmException(where + ": no chat template (neither chat_template.jinja nor tokenizer_config.json "
+                    + "chat_template, nor " + GgufTokenizerData.CHAT_TEMPLATE + " in a GGUF file)");
         }
         return template;
     }

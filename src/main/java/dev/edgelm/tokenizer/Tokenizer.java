@@ -195,6 +195,11 @@ public final class Tokenizer {
         return id == null ? OptionalInt.empty() : OptionalInt.of(id);
     }
 
+    /** Whether {@code id} is a token of this vocabulary (a model may have more embedding rows than tokens). */
+    public boolean hasToken(int id) {
+        return id >= 0 && id < tokens.length && tokens[id] != null;
+    }
+
     public boolean isSpecial(int id) {
         checkId(id);
         return special[id];

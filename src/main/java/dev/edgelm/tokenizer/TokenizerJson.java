@@ -24,8 +24,8 @@ public final class TokenizerJson {
     private TokenizerJson() {}
 
     /**
-     * Loads what a user names: a {@code tokenizer.json} file or a checkpoint folder holding one. (GGUF files carry
-     * their tokenizer as metadata and are read elsewhere.)
+     * Loads what a user names: a {@code tokenizer.json} file, a checkpoint folder holding one, or a GGUF file (its
+     * tokenizer metadata, through {@link TokenizerGguf}).
      */
     public static Tokenizer loadFrom(Path fileOrFolder) {
         if (java.nio.file.Files.isDirectory(fileOrFolder)) {
@@ -39,7 +39,7 @@ public final class TokenizerJson {
             throw new EdgeLmException(fileOrFolder + ": no such file or folder");
         }
         if (fileOrFolder.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".gguf")) {
-            throw new EdgeLmException(fileOrFolder + ": GGUF files are not supported yet (give a tokenizer.json or a checkpoint folder)");
+            return TokenizerGguf.load(fileOrFolder);
         }
         return load(fileOrFolder);
     }

@@ -20,18 +20,19 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A local stand-in for the Hub serving one repository, {@code test/tiny-a}, made of the tiny-a fixture plus a
- * generation config and files a runtime must skip. LFS files are served through a redirect to {@code /cdn/},
- * as the Hub does; the listing carries sizes, LFS sha256 sums and git blob ids computed here with the JDK's
- * digests.
+ * A local stand-in for the Hub serving one repository: by default {@code test/tiny-a}, made of the tiny-a fixture
+ * plus a generation config and files a runtime must skip ({@link #serving} serves another folder). LFS files are
+ * served through a redirect to {@code /cdn/}, as the Hub does; the listing carries sizes, LFS sha256 sums and git
+ * blob ids computed here with the JDK's digests.
  */
-final class FakeHub implements AutoCloseable {
+public final class FakeHub implements AutoCloseable {
     static final Path TINY_A = Path.of("src/test/resources/fixtures/qwen35/tiny-a");
-    static final String COMMIT = "0123456789abcdef0123456789abcdef01234567";
+    public static final String COMMIT = "0123456789abcdef0123456789abcdef01234567";
     static final String GENERATION_CONFIG = "{\"do_sample\": true, \"temperature\": 0.7, \"top_k\": 20, \"eos_token_id\": [500, 501]}";
 
     record Request(String path, String authorization, String range) {}
 
+    final String repo;
     final HttpServer server;
     final Map<String, byte[]> files = new LinkedHashMap<>();
     final List<String> lfs = List.of("model.safetensors");
@@ -47,17 +48,39 @@ final class FakeHub implements AutoCloseable {
     volatile String cdnHost;
 
     FakeHub() throws IOException {
-        files.put("config.json", Files.readAllBytes(TINY_A.resolve("config.json")));
-        files.put("model.safetensors", Files.readAllBytes(TINY_A.resolve("model.safetensors")));
-        files.put("generation_config.json", GENERATION_CONFIG.getBytes(StandardCharsets.UTF_8));
-        files.put("README.md", "# tiny-a\n".getBytes(StandardCharsets.UTF_8));
-        files.put("onnx/model.onnx", new byte[100]);
+        this("test/tiny-a", Map.of(
+                "config.json", Files.readAllBytes(TINY_A.resolve("config.json")),
+                "model.safetensors", Files.readAllBytes(TINY_A.resolve("model.safetensors")),
+                "generation_config.json", GENERATION_CONFIG.getBytes(StandardCharsets.UTF_8),
+                "README.md", "# tiny-a\n".getBytes(StandardCharsets.UTF_8),
+                "onnx/model.onnx", new byte[100]));
+    }
+
+    private FakeHub(String repo, Map<String, byte[]> content) throws IOException {
+        this.repo = repo;
+        content.keySet().stream().sorted().forEach(name -> files.put(name, content.get(name)));
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/", this::handle);
         server.start();
     }
 
-    URI endpoint() {
+    /** Serves the files at the top of {@code folder} as repository {@code repo} at commit {@link #COMMIT}. */
+    public static FakeHub serving(String repo, Path folder) throws IOException {
+        Map<String, byte[]> content = new LinkedHashMap<>();
+        try (var list = Files.list(folder)) {
+            for (Path p : list.filter(Files::isRegularFile).toList()) {
+                content.put(p.getFileName().toString(), Files.readAllBytes(p));
+            }
+        }
+        return new FakeHub(repo, content);
+    }
+
+    /** Requests received so far whose path starts with {@code prefix}. */
+    public int requestCount(String prefix) {
+        return requestsTo(prefix).size();
+    }
+
+    public URI endpoint() {
         return URI.create("http://127.0.0.1:" + server.getAddress().getPort());
     }
 
@@ -73,8 +96,8 @@ final class FakeHub implements AutoCloseable {
         try (ex) {
             if (path.startsWith("/api/models/")) {
                 listing(ex, path);
-            } else if (path.startsWith("/test/tiny-a/resolve/" + COMMIT + "/")) {
-                String name = path.substring(("/test/tiny-a/resolve/" + COMMIT + "/").length());
+            } else if (path.startsWith("/" + repo + "/resolve/" + COMMIT + "/")) {
+                String name = path.substring(("/" + repo + "/resolve/" + COMMIT + "/").length());
                 if (lfs.contains(name)) {
                     String host = cdnHost;
                     String location = host == null ? "/cdn/" + name : "http://" + host + ":" + server.getAddress().getPort() + "/cdn/" + name;
@@ -99,12 +122,12 @@ final class FakeHub implements AutoCloseable {
             ex.sendResponseHeaders(apiStatus, -1);
             return;
         }
-        if (!path.equals("/api/models/test/tiny-a/revision/main") || !"blobs=true".equals(ex.getRequestURI().getQuery())) {
+        if (!path.equals("/api/models/" + repo + "/revision/main") || !"blobs=true".equals(ex.getRequestURI().getQuery())) {
             ex.getResponseHeaders().add("X-Error-Code", "RepoNotFound");
             ex.sendResponseHeaders(404, -1);
             return;
         }
-        StringBuilder json = new StringBuilder("{\"id\":\"test/tiny-a\",\"sha\":\"" + COMMIT + "\",\"siblings\":[");
+        StringBuilder json = new StringBuilder("{\"id\":\"" + repo + "\",\"sha\":\"" + COMMIT + "\",\"siblings\":[");
         boolean first = true;
         for (Map.Entry<String, byte[]> e : files.entrySet()) {
             byte[] content = e.getValue();

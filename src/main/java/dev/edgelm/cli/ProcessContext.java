@@ -1,0 +1,81 @@
+package dev.edgelm.cli;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.Map;
+import java.util.Optional;
+import org.jline.terminal.Terminal;
+import org.jline.terminal.TerminalBuilder;
+
+/**
+ * What the process was started with besides its arguments: standard input, whether standard input and output
+ * are terminals, how to open the terminal for an interactive chat, and the environment variables. Tests give
+ * their own.
+ *
+ * @param stdin            standard input
+ * @param stdinIsTerminal  whether a person types into standard input (then it is not read as piped text)
+ * @param stdoutIsTerminal whether standard output shows on a terminal (then styles such as dim text are used)
+ * @param terminal         opens the terminal for an interactive chat
+ * @param env              environment variables ({@code HF_ENDPOINT}, {@code HF_TOKEN}, {@code EDGELM_CACHE})
+ */
+record ProcessContext(InputStream stdin, boolean stdinIsTerminal, boolean stdoutIsTerminal, TerminalOpener terminal,
+                      Map<String, String> env) {
+
+    @FunctionalInterface
+    interface TerminalOpener {
+        Terminal open() throws IOException;
+    }
+
+    /** The process's own: a system terminal when there is one, a dumb one otherwise. */
+    static ProcessContext system() {
+        return new ProcessContext(System.in, isatty(0).orElse(System.console() != null),
+                isatty(1).orElse(System.console() != null),
+                () -> TerminalBuilder.builder().system(true).dumb(true).build(), System.getenv());
+    }
+
+    /** No input, no terminal, the process's environment (the in-process runs of tests). */
+    static ProcessContext none() {
+        return piped(new byte[0]);
+    }
+
+    /** {@code input} piped into standard input; output is not a terminal. */
+    static ProcessContext piped(byte[] input) {
+        return new ProcessContext(new ByteArrayInputStream(input), false, false, () -> {
+            throw new IOException("no terminal");
+        }, System.getenv());
+    }
+
+    ProcessContext withEnv(Map<String, String> variables) {
+        return new ProcessContext(stdin, stdinIsTerminal, stdoutIsTerminal, terminal, Map.copyOf(variables));
+    }
+
+    /** Everything piped into standard input, or empty when it is a terminal. */
+    Optional<byte[]> readPiped() {
+        if (stdinIsTerminal) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(stdin.readAllBytes());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read standard input", e);
+        }
+    }
+
+    /** C's {@code isatty(fd)}, or empty where it cannot be called. */
+    private static Optional<Boolean> isatty(int fd) {
+        try {
+            Linker linker = Linker.nativeLinker();
+            MethodHandle isatty = linker.downcallHandle(linker.defaultLookup().find("isatty").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+            return Optional.of((int) isatty.invokeExact(fd) == 1);
+        } catch (Throwable e) {
+            return Optional.empty();
+        }
+    }
+}
