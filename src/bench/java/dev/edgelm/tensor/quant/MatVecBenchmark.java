@@ -25,14 +25,14 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * One-token matrix-vector product (the decode path) per storage type, at Qwen3.5-sized shapes. The
  * {@code gigabytes} counter is matrix bytes streamed per second (GB/s), the figure to compare with the
- * machine's read bandwidth. Run: {@code java -jar target/benchmarks.jar MatVec -f 1 -wi 3 -i 5 -w 1 -r 1}.
+ * machine's read bandwidth ({@code decodeRows}: single-threaded row decoding, as prefill does per tile). Run: {@code java -jar target/benchmarks.jar MatVec -f 1 -wi 3 -i 5 -w 1 -r 1}.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 @State(Scope.Benchmark)
 public class MatVecBenchmark {
-    @Param({"F32", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
+    @Param({"F32", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
     public String type;
 
     /** rows x cols */
@@ -46,6 +46,7 @@ public class MatVecBenchmark {
     private Parallel pool;
     private float[] x;
     private float[] out;
+    private float[] row;
 
     @AuxCounters(AuxCounters.Type.OPERATIONS)
     @State(Scope.Thread)
@@ -83,13 +84,20 @@ public class MatVecBenchmark {
             x[i] = (float) r.nextGaussian();
         }
         out = new float[rows];
+        row = new float[cols];
     }
 
     /** Random quants with moderate fp16 super-scales (no k-quant quantiser exists here; speed does not care). */
     private static void randomBlocks(GgmlType t, MemorySegment data, Random r) {
         byte[] b = new byte[(int) data.byteSize()];
         r.nextBytes(b);
-        int[] halves = t == GgmlType.Q6_K ? new int[] {208} : new int[] {0, 2};
+        int[] halves = switch (t) {
+            case Q5_0 -> new int[] {0};
+            case Q2_K -> new int[] {80, 82};
+            case Q3_K -> new int[] {108};
+            case Q6_K -> new int[] {208};
+            default -> new int[] {0, 2};
+        };
         for (int o = 0; o < b.length; o += t.typeSize()) {
             for (int f : halves) {
                 short h = Float.floatToFloat16((float) (r.nextGaussian() * 0.001));
@@ -110,5 +118,15 @@ public class MatVecBenchmark {
         matrix.matmul(pool, x, 1, out);
         bytes.gigabytes += matrix.byteSize() * 1e-9;
         return out;
+    }
+
+    /** Every row decoded to float32 on the calling thread (the prefill path decodes row tiles this way). */
+    @Benchmark
+    public float[] decodeRows(Bytes bytes) {
+        for (int r = 0; r < matrix.rows(); r++) {
+            matrix.decodeRow(r, row, 0);
+        }
+        bytes.gigabytes += matrix.byteSize() * 1e-9;
+        return row;
     }
 }

@@ -3,6 +3,7 @@ package dev.edgelm.tensor.quant;
 import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
@@ -11,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -26,7 +28,7 @@ public final class Q2_KMatrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q2_KMatrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q2_K, data, rows, cols);
+        super(GgmlType.Q2_K, data, rows, cols, 0);
     }
 
     @Override
@@ -42,13 +44,15 @@ public final class Q2_KMatrix extends QuantizedMatrix {
             for (int h = 0; h < 2; h++) {
                 for (int l = 0; l < 32; l += BL) {
                     ByteVector q = ByteVector.fromMemorySegment(B, data, o + 16 + 32 * h + l, LE);
-                    for (int j = 0; j < 4; j++) {
-                        int sc = (int) ((h == 0 ? lo : hi) >>> 8 * (2 * j + l / 16)) & 0xFF;
-                        FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
-                        FloatVector ml = FloatVector.broadcast(F, dmin * (sc >> 4));
-                        ByteVector v = q.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3);
-                        for (int p = 0; p < P; p++) {
-                            ((FloatVector) v.convertShape(VectorOperators.B2F, F, p)).mul(dl).sub(ml).intoArray(dst, e + 128 * h + 32 * j + l + p * L);
+                    for (int p = 0; p < P; p++) {
+                        // 2-bit fields split on int lanes: x86 has no byte-lane shift
+                        IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                        for (int j = 0; j < 4; j++) {
+                            int sc = (int) ((h == 0 ? lo : hi) >>> 8 * (2 * j + l / 16)) & 0xFF;
+                            FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
+                            FloatVector ml = FloatVector.broadcast(F, dmin * (sc >> 4));
+                            ((FloatVector) w.lanewise(VectorOperators.LSHR, 2 * j).and(3).convert(VectorOperators.I2F, 0))
+                                    .mul(dl).sub(ml).intoArray(dst, e + 128 * h + 32 * j + l + p * L);
                         }
                     }
                 }
@@ -57,7 +61,7 @@ public final class Q2_KMatrix extends QuantizedMatrix {
     }
 
     @Override
-    public float dotRow(int row, float[] x, int xOff) {
+    protected float dot(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -71,14 +75,15 @@ public final class Q2_KMatrix extends QuantizedMatrix {
                 for (int l = 0; l < 32; l += BL) {
                     ByteVector q = ByteVector.fromMemorySegment(B, data, o + 16 + 32 * h + l, LE);
                     FloatVector s = FloatVector.zero(F);
-                    for (int j = 0; j < 4; j++) {
-                        int sc = (int) ((h == 0 ? lo : hi) >>> 8 * (2 * j + l / 16)) & 0xFF;
-                        FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
-                        FloatVector ml = FloatVector.broadcast(F, -dmin * (sc >> 4));
-                        ByteVector v = q.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3);
-                        for (int p = 0; p < P; p++) {
+                    for (int p = 0; p < P; p++) {
+                        IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                        for (int j = 0; j < 4; j++) {
+                            int sc = (int) ((h == 0 ? lo : hi) >>> 8 * (2 * j + l / 16)) & 0xFF;
+                            FloatVector dl = FloatVector.broadcast(F, d * (sc & 0xF));
+                            FloatVector ml = FloatVector.broadcast(F, -dmin * (sc >> 4));
                             int i = xi + 128 * h + 32 * j + l + p * L;
-                            s = ((FloatVector) v.convertShape(VectorOperators.B2F, F, p)).fma(dl, ml).fma(FloatVector.fromArray(F, x, i), s);
+                            s = ((FloatVector) w.lanewise(VectorOperators.LSHR, 2 * j).and(3).convert(VectorOperators.I2F, 0))
+                                    .fma(dl, ml).fma(FloatVector.fromArray(F, x, i), s);
                         }
                     }
                     acc = acc.add(s);

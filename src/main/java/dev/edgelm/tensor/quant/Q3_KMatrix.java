@@ -3,6 +3,7 @@ package dev.edgelm.tensor.quant;
 import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
@@ -11,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -26,7 +28,7 @@ public final class Q3_KMatrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q3_KMatrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q3_K, data, rows, cols);
+        super(GgmlType.Q3_K, data, rows, cols, 0);
     }
 
     @Override
@@ -44,13 +46,15 @@ public final class Q3_KMatrix extends QuantizedMatrix {
                 for (int l = 0; l < 32; l += BL) {
                     ByteVector qs = ByteVector.fromMemorySegment(B, data, o + 32 + 32 * h + l, LE);
                     ByteVector hm = ByteVector.fromMemorySegment(B, data, o + l, LE);
-                    for (int j = 0; j < 4; j++) {
-                        FloatVector dl = FloatVector.broadcast(F, d * (KScales.at(h == 0 ? sc0 : sc1, 2 * j + l / 16) - 32));
-                        ByteVector high = hm.lanewise(VectorOperators.LSHR, 4 * h + j).and((byte) 1);
-                        ByteVector v = qs.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3)
-                                .or(high.lanewise(VectorOperators.LSHL, 2)).sub((byte) 4);
-                        for (int p = 0; p < P; p++) {
-                            ((FloatVector) v.convertShape(VectorOperators.B2F, F, p)).mul(dl).intoArray(dst, e + 128 * h + 32 * j + l + p * L);
+                    for (int p = 0; p < P; p++) {
+                        // bit fields split on int lanes: x86 has no byte-lane shift
+                        IntVector w = (IntVector) qs.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                        IntVector m = (IntVector) hm.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                        for (int j = 0; j < 4; j++) {
+                            FloatVector dl = FloatVector.broadcast(F, d * (KScales.at(h == 0 ? sc0 : sc1, 2 * j + l / 16) - 32));
+                            IntVector v = w.lanewise(VectorOperators.LSHR, 2 * j).and(3)
+                                    .or(m.lanewise(VectorOperators.LSHR, 4 * h + j).and(1).lanewise(VectorOperators.LSHL, 2)).sub(4);
+                            ((FloatVector) v.convert(VectorOperators.I2F, 0)).mul(dl).intoArray(dst, e + 128 * h + 32 * j + l + p * L);
                         }
                     }
                 }
@@ -59,7 +63,7 @@ public final class Q3_KMatrix extends QuantizedMatrix {
     }
 
     @Override
-    public float dotRow(int row, float[] x, int xOff) {
+    protected float dot(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -75,14 +79,15 @@ public final class Q3_KMatrix extends QuantizedMatrix {
                     ByteVector qs = ByteVector.fromMemorySegment(B, data, o + 32 + 32 * h + l, LE);
                     ByteVector hm = ByteVector.fromMemorySegment(B, data, o + l, LE);
                     FloatVector s = FloatVector.zero(F);
-                    for (int j = 0; j < 4; j++) {
-                        FloatVector dl = FloatVector.broadcast(F, d * (KScales.at(h == 0 ? sc0 : sc1, 2 * j + l / 16) - 32));
-                        ByteVector high = hm.lanewise(VectorOperators.LSHR, 4 * h + j).and((byte) 1);
-                        ByteVector v = qs.lanewise(VectorOperators.LSHR, 2 * j).and((byte) 3)
-                                .or(high.lanewise(VectorOperators.LSHL, 2)).sub((byte) 4);
-                        for (int p = 0; p < P; p++) {
+                    for (int p = 0; p < P; p++) {
+                        IntVector w = (IntVector) qs.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                        IntVector m = (IntVector) hm.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                        for (int j = 0; j < 4; j++) {
+                            FloatVector dl = FloatVector.broadcast(F, d * (KScales.at(h == 0 ? sc0 : sc1, 2 * j + l / 16) - 32));
+                            IntVector v = w.lanewise(VectorOperators.LSHR, 2 * j).and(3)
+                                    .or(m.lanewise(VectorOperators.LSHR, 4 * h + j).and(1).lanewise(VectorOperators.LSHL, 2)).sub(4);
                             int i = xi + 128 * h + 32 * j + l + p * L;
-                            s = ((FloatVector) v.convertShape(VectorOperators.B2F, F, p)).mul(dl).fma(FloatVector.fromArray(F, x, i), s);
+                            s = ((FloatVector) v.convert(VectorOperators.I2F, 0)).mul(dl).fma(FloatVector.fromArray(F, x, i), s);
                         }
                     }
                     acc = acc.add(s);

@@ -28,7 +28,7 @@ public final class Q4_0Matrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q4_0Matrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q4_0, data, rows, cols);
+        super(GgmlType.Q4_0, data, rows, cols, 0);
     }
 
     @Override
@@ -41,10 +41,10 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             for (int c = 0; c < 16; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
                 for (int p = 0; p < P; p++) {
-                    IntVector w = (IntVector) q.convertShape(VectorOperators.B2I, I, p);
+                    IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
                     ((FloatVector) w.and(0x0F).sub(8).convert(VectorOperators.I2F, 0)).mul(d)
                             .intoArray(dst, e + c + p * L);
-                    ((FloatVector) w.lanewise(VectorOperators.ASHR, 4).and(0x0F).sub(8).convert(VectorOperators.I2F, 0))
+                    ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0))
                             .mul(d).intoArray(dst, e + 16 + c + p * L);
                 }
             }
@@ -52,7 +52,7 @@ public final class Q4_0Matrix extends QuantizedMatrix {
     }
 
     @Override
-    public float dotRow(int row, float[] x, int xOff) {
+    protected float dot(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -62,9 +62,9 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             for (int c = 0; c < 16; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
                 for (int p = 0; p < P; p++) {
-                    IntVector w = (IntVector) q.convertShape(VectorOperators.B2I, I, p);
+                    IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
                     FloatVector lo = (FloatVector) w.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
-                    FloatVector hi = (FloatVector) w.lanewise(VectorOperators.ASHR, 4).and(0x0F).sub(8)
+                    FloatVector hi = (FloatVector) w.lanewise(VectorOperators.LSHR, 4).sub(8)
                             .convert(VectorOperators.I2F, 0);
                     int i = xi + c + p * L;
                     s = lo.fma(FloatVector.fromArray(F, x, i), s);

@@ -3,6 +3,7 @@ package dev.edgelm.tensor.quant;
 import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
@@ -11,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -24,7 +26,7 @@ public final class Q4_1Matrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q4_1Matrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q4_1, data, rows, cols);
+        super(GgmlType.Q4_1, data, rows, cols, BLOCK);
     }
 
     @Override
@@ -37,38 +39,40 @@ public final class Q4_1Matrix extends QuantizedMatrix {
             int e = off + b * BLOCK;
             for (int c = 0; c < 16; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 4 + c, LE);
-                ByteVector lo = q.and((byte) 0x0F);
-                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
                 for (int p = 0; p < P; p++) {
-                    ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).mul(d).add(m).intoArray(dst, e + c + p * L);
-                    ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).mul(d).add(m).intoArray(dst, e + 16 + c + p * L);
+                    // nibbles split on int lanes: x86 has no byte-lane shift
+                    IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                    ((FloatVector) w.and(0x0F).convert(VectorOperators.I2F, 0)).mul(d).add(m).intoArray(dst, e + c + p * L);
+                    ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(d).add(m)
+                            .intoArray(dst, e + 16 + c + p * L);
                 }
             }
         }
     }
 
+    // d * sum(q * x) + m * sum(x): one multiply-add per value instead of two.
     @Override
-    public float dotRow(int row, float[] x, int xOff) {
+    protected float dot(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
+        float offsets = 0f;
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
-            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector m = FloatVector.broadcast(F, Simd.fp16(data, o + 2));
             int xi = xOff + b * BLOCK;
             FloatVector s = FloatVector.zero(F);
             for (int c = 0; c < 16; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 4 + c, LE);
-                ByteVector lo = q.and((byte) 0x0F);
-                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
                 for (int p = 0; p < P; p++) {
+                    IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
                     int i = xi + c + p * L;
-                    s = ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).fma(d, m).fma(FloatVector.fromArray(F, x, i), s);
-                    s = ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).fma(d, m).fma(FloatVector.fromArray(F, x, i + 16), s);
+                    s = ((FloatVector) w.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, i), s);
+                    s = ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0))
+                            .fma(FloatVector.fromArray(F, x, i + 16), s);
                 }
             }
-            acc = acc.add(s);
+            acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
+            offsets += Simd.fp16(data, o + 2) * xSums[b];
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return acc.reduceLanes(VectorOperators.ADD) + offsets;
     }
 }

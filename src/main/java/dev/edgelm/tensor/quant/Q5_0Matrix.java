@@ -27,7 +27,7 @@ public final class Q5_0Matrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q5_0Matrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q5_0, data, rows, cols);
+        super(GgmlType.Q5_0, data, rows, cols, 0);
     }
 
     @Override
@@ -40,18 +40,18 @@ public final class Q5_0Matrix extends QuantizedMatrix {
             int e = off + b * BLOCK;
             for (int c = 0; c < 16; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 6 + c, LE);
-                ByteVector lo = q.and((byte) 0x0F);
-                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
                 for (int p = 0; p < P; p++) {
                     int j = c + p * L;
+                    // nibbles split on int lanes: x86 has no byte-lane shift
+                    IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
                     // fifth bits: bit (value index) of qh, per lane
                     IntVector highLo = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, j))
                             .and(1).lanewise(VectorOperators.LSHL, 4);
                     IntVector highHi = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, 16 + j))
                             .and(1).lanewise(VectorOperators.LSHL, 4);
-                    FloatVector fiveBitLo = (FloatVector) ((IntVector) lo.convertShape(VectorOperators.B2I, I, p)).or(highLo)
+                    FloatVector fiveBitLo = (FloatVector) w.and(0x0F).or(highLo)
                             .sub(BIAS).convert(VectorOperators.I2F, 0);
-                    FloatVector fiveBitHi = (FloatVector) ((IntVector) hi.convertShape(VectorOperators.B2I, I, p)).or(highHi)
+                    FloatVector fiveBitHi = (FloatVector) w.lanewise(VectorOperators.LSHR, 4).or(highHi)
                             .sub(BIAS).convert(VectorOperators.I2F, 0);
                     fiveBitLo.mul(d).intoArray(dst, e + j);
                     fiveBitHi.mul(d).intoArray(dst, e + 16 + j);
@@ -61,7 +61,7 @@ public final class Q5_0Matrix extends QuantizedMatrix {
     }
 
     @Override
-    public float dotRow(int row, float[] x, int xOff) {
+    protected float dot(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -71,18 +71,18 @@ public final class Q5_0Matrix extends QuantizedMatrix {
             FloatVector s = FloatVector.zero(F);
             for (int c = 0; c < 16; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 6 + c, LE);
-                ByteVector lo = q.and((byte) 0x0F);
-                ByteVector hi = q.lanewise(VectorOperators.LSHR, 4);
                 for (int p = 0; p < P; p++) {
                     int j = c + p * L;
+                    // nibbles split on int lanes: x86 has no byte-lane shift
+                    IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
                     // fifth bits: bit (value index) of qh, per lane
                     IntVector highLo = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, j))
                             .and(1).lanewise(VectorOperators.LSHL, 4);
                     IntVector highHi = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, 16 + j))
                             .and(1).lanewise(VectorOperators.LSHL, 4);
-                    FloatVector fiveBitLo = (FloatVector) ((IntVector) lo.convertShape(VectorOperators.B2I, I, p)).or(highLo)
+                    FloatVector fiveBitLo = (FloatVector) w.and(0x0F).or(highLo)
                             .sub(BIAS).convert(VectorOperators.I2F, 0);
-                    FloatVector fiveBitHi = (FloatVector) ((IntVector) hi.convertShape(VectorOperators.B2I, I, p)).or(highHi)
+                    FloatVector fiveBitHi = (FloatVector) w.lanewise(VectorOperators.LSHR, 4).or(highHi)
                             .sub(BIAS).convert(VectorOperators.I2F, 0);
                     s = fiveBitLo.fma(FloatVector.fromArray(F, x, xi + j), s);
                     s = fiveBitHi.fma(FloatVector.fromArray(F, x, xi + 16 + j), s);

@@ -3,6 +3,7 @@ package dev.edgelm.tensor.quant;
 import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
@@ -11,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -26,7 +28,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q5_KMatrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q5_K, data, rows, cols);
+        super(GgmlType.Q5_K, data, rows, cols, 0);
     }
 
     @Override
@@ -44,13 +46,15 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                 int e = off + b * BLOCK + 32 * j;
                 for (int c = 0; c < 32; c += BL) {
                     // sub-block j: low (even j) or high (odd j) nibbles of group j / 2, fifth bit = bit j of qh
-                    ByteVector high = ByteVector.fromMemorySegment(B, data, o + 16 + c, LE)
-                            .lanewise(VectorOperators.LSHR, j).and((byte) 1);
-                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 48 + 32 * (j >> 1) + c, LE)
-                            .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F)
-                            .or(high.lanewise(VectorOperators.LSHL, 4));
+                    ByteVector qh = ByteVector.fromMemorySegment(B, data, o + 16 + c, LE);
+                    ByteVector qs = ByteVector.fromMemorySegment(B, data, o + 48 + 32 * (j >> 1) + c, LE);
                     for (int p = 0; p < P; p++) {
-                        ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
+                        // bit fields split on int lanes: x86 has no byte-lane shift
+                        IntVector h = (IntVector) qh.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                        IntVector q = ((IntVector) qs.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p))
+                                .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and(0x0F)
+                                .or(h.lanewise(VectorOperators.LSHR, j).and(1).lanewise(VectorOperators.LSHL, 4));
+                        ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
                     }
                 }
             }
@@ -58,7 +62,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     }
 
     @Override
-    public float dotRow(int row, float[] x, int xOff) {
+    protected float dot(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -74,13 +78,15 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                 FloatVector s = FloatVector.zero(F);
                 for (int c = 0; c < 32; c += BL) {
                     // sub-block j: low (even j) or high (odd j) nibbles of group j / 2, fifth bit = bit j of qh
-                    ByteVector high = ByteVector.fromMemorySegment(B, data, o + 16 + c, LE)
-                            .lanewise(VectorOperators.LSHR, j).and((byte) 1);
-                    ByteVector q = ByteVector.fromMemorySegment(B, data, o + 48 + 32 * (j >> 1) + c, LE)
-                            .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and((byte) 0x0F)
-                            .or(high.lanewise(VectorOperators.LSHL, 4));
+                    ByteVector qh = ByteVector.fromMemorySegment(B, data, o + 16 + c, LE);
+                    ByteVector qs = ByteVector.fromMemorySegment(B, data, o + 48 + 32 * (j >> 1) + c, LE);
                     for (int p = 0; p < P; p++) {
-                        s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
+                        // bit fields split on int lanes: x86 has no byte-lane shift
+                        IntVector h = (IntVector) qh.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                        IntVector q = ((IntVector) qs.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p))
+                                .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and(0x0F)
+                                .or(h.lanewise(VectorOperators.LSHR, j).and(1).lanewise(VectorOperators.LSHL, 4));
+                        s = ((FloatVector) q.convert(VectorOperators.I2F, 0)).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
                     }
                 }
                 acc = acc.add(s);

@@ -3,6 +3,7 @@ package dev.edgelm.tensor.quant;
 import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
@@ -11,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -27,7 +29,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q6_K, data, rows, cols);
+        super(GgmlType.Q6_K, data, rows, cols, 0);
     }
 
     /** The int8 scale of 16-value group {@code g} (0..15), from the scale bytes read as two words. */
@@ -49,15 +51,17 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                     for (int c = 0; c < 32; c += BL) {
                         // quarter k of half h: low (k < 2) or high nibble of ql[64h + 32(k & 1) + c ..],
                         // bits 2k..2k+1 of qh[32h + c ..] on top, minus 32
-                        ByteVector high = ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE)
-                                .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3);
-                        ByteVector q = ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 * (k & 1) + c, LE)
-                                .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and((byte) 0x0F)
-                                .or(high.lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                        ByteVector qh = ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE);
+                        ByteVector ql = ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 * (k & 1) + c, LE);
                         for (int p = 0; p < P; p++) {
+                            // bit fields split on int lanes: x86 has no byte-lane shift
+                            IntVector high = (IntVector) qh.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                            IntVector q = ((IntVector) ql.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p))
+                                    .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and(0x0F)
+                                    .or(high.lanewise(VectorOperators.LSHR, 2 * k).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
                             int v = 128 * h + 32 * k + c + p * L;
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
-                            ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(ds).intoArray(dst, e + v);
+                            ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(ds).intoArray(dst, e + v);
                         }
                     }
                 }
@@ -66,7 +70,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     }
 
     @Override
-    public float dotRow(int row, float[] x, int xOff) {
+    protected float dot(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -81,15 +85,17 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                     for (int c = 0; c < 32; c += BL) {
                         // quarter k of half h: low (k < 2) or high nibble of ql[64h + 32(k & 1) + c ..],
                         // bits 2k..2k+1 of qh[32h + c ..] on top, minus 32
-                        ByteVector high = ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE)
-                                .lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3);
-                        ByteVector q = ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 * (k & 1) + c, LE)
-                                .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and((byte) 0x0F)
-                                .or(high.lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                        ByteVector qh = ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE);
+                        ByteVector ql = ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 * (k & 1) + c, LE);
                         for (int p = 0; p < P; p++) {
+                            // bit fields split on int lanes: x86 has no byte-lane shift
+                            IntVector high = (IntVector) qh.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
+                            IntVector q = ((IntVector) ql.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p))
+                                    .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and(0x0F)
+                                    .or(high.lanewise(VectorOperators.LSHR, 2 * k).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
                             int v = 128 * h + 32 * k + c + p * L;
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
-                            s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
+                            s = ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
                         }
                     }
                     acc = acc.add(s);

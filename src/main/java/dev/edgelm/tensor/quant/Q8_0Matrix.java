@@ -25,7 +25,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q8_0Matrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q8_0, data, rows, cols);
+        super(GgmlType.Q8_0, data, rows, cols, 0);
     }
 
     @Override
@@ -45,7 +45,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     }
 
     @Override
-    public float dotRow(int row, float[] x, int xOff) {
+    protected float dot(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {

@@ -1,25 +1,87 @@
 package dev.edgelm.tensor.quant;
 
+import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.L;
+
 import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.util.EdgeLmException;
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 
 /**
  * A matrix stored in one of ggml's block formats: each row is {@code cols / blockSize} blocks of
  * {@code typeSize} bytes, read in place from the segment (never dequantised as a whole).
+ *
+ * <p>Formats whose values carry an offset per run of 16 or 32 ({@code q * d + m}, {@code d * sc * q - dmin *
+ * min}) split the dot product of a run into {@code d * sum(q * x) + m * sum(x)}: the kernel
+ * ({@link #dot}) then needs one multiply-add per value instead of two, and the sums of x over each run,
+ * computed once per one-token {@link #matmul} and shared by every row.
  */
 public abstract class QuantizedMatrix extends WeightMatrix {
+    /** Per calling thread: the run sums of the activations of the current one-token matmul. */
+    private static final ThreadLocal<float[]> RUN_SUMS = ThreadLocal.withInitial(() -> new float[0]);
+
     protected final GgmlType type;
     protected final long rowBytes;
     protected final int blocksPerRow;
+    /** Length of the runs of x that {@link #dot} needs summed (16 or 32), or 0 when it needs none. */
+    private final int sumRun;
 
-    protected QuantizedMatrix(GgmlType type, MemorySegment data, int rows, int cols) {
+    protected QuantizedMatrix(GgmlType type, MemorySegment data, int rows, int cols, int sumRun) {
         super(data, rows, cols);
         checkShape(type, data, rows, cols, type + " matrix");
         this.type = type;
         this.rowBytes = type.byteSize(cols);
         this.blocksPerRow = cols / type.blockSize();
+        this.sumRun = sumRun;
+    }
+
+    /**
+     * Dot product of row {@code row} with {@code x[xOff .. xOff+cols)}; {@code xSums[k]} is the sum of
+     * {@code x[xOff + k * run ..]} over one run (null when the format needs no sums).
+     */
+    protected abstract float dot(int row, float[] x, int xOff, float[] xSums);
+
+    @Override
+    public final float dotRow(int row, float[] x, int xOff) {
+        return dot(row, x, xOff, sumRun == 0 ? null : runSums(x, xOff, new float[cols / sumRun]));
+    }
+
+    @Override
+    public void matmul(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
+        if (n != 1) {
+            super.matmul(pool, x, n, out, outStride, outOff);
+            return;
+        }
+        float[] sums = null;
+        if (sumRun != 0) {
+            sums = RUN_SUMS.get();
+            if (sums.length < cols / sumRun) {
+                sums = new float[cols / sumRun];
+                RUN_SUMS.set(sums);
+            }
+            runSums(x, 0, sums);
+        }
+        float[] xSums = sums;
+        pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                out[outOff + r] = dot(r, x, 0, xSums);
+            }
+        });
+    }
+
+    private float[] runSums(float[] x, int xOff, float[] sums) {
+        for (int k = 0; k < cols / sumRun; k++) {
+            FloatVector s = FloatVector.zero(F);
+            for (int c = 0; c < sumRun; c += L) {
+                s = s.add(FloatVector.fromArray(F, x, xOff + k * sumRun + c));
+            }
+            sums[k] = s.reduceLanes(VectorOperators.ADD);
+        }
+        return sums;
     }
 
     public final GgmlType type() {
