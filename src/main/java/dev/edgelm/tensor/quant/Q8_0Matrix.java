@@ -46,6 +46,9 @@ public final class Q8_0Matrix extends QuantizedMatrix {
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (BL == 16 && P == 1) {
+            return dot16(row, x, xOff);
+        }
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -59,6 +62,21 @@ public final class Q8_0Matrix extends QuantizedMatrix {
                     s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, i), s);
                 }
             }
+            acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    /** The 16-lane (AVX-512) shape written out: a block is two 16-byte loads, no inner loops. */
+    private float dot16(int row, float[] x, int xOff) {
+        long base = row * rowBytes;
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            int xi = xOff + b * BLOCK;
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector s = lo.mul(FloatVector.fromArray(F, x, xi)).add(hi.mul(FloatVector.fromArray(F, x, xi + 16)));
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
         return acc.reduceLanes(VectorOperators.ADD);
