@@ -1,5 +1,6 @@
 package dev.edgelm.cli;
 
+import dev.edgelm.engine.Sampler;
 import dev.edgelm.format.npy.Npy;
 import dev.edgelm.model.ChunkPlan;
 import dev.edgelm.model.ModelLoader;
@@ -70,7 +71,7 @@ final class ScoreCommand implements Callable<Integer> {
                 int[] generated = new int[greedy];
                 float[] last = java.util.Arrays.copyOfRange(prompt, (ids.length - 1) * vocab, ids.length * vocab);
                 for (int i = 0; i < greedy; i++) {
-                    generated[i] = argmax(last);
+                    generated[i] = Sampler.argmax(last);
                     if (i + 1 < greedy) {
                         last = m.forward(state, generated, i, 1, Qwen35Model.Logits.LAST);
                         System.arraycopy(last, 0, all, (ids.length + i) * vocab, vocab);
@@ -91,15 +92,5 @@ final class ScoreCommand implements Callable<Integer> {
             }
         }
         return 0;
-    }
-
-    static int argmax(float[] v) {
-        int best = 0;
-        for (int i = 1; i < v.length; i++) {
-            if (v[i] > v[best]) {
-                best = i;
-            }
-        }
-        return best;
     }
 }

@@ -149,8 +149,8 @@ public final class Sampler {
         }
     }
 
-    /** Lowest id among the largest values. */
-    static int argmax(float[] v) {
+    /** Lowest id among the largest values: greedy decoding. */
+    public static int argmax(float[] v) {
         int best = 0;
         for (int i = 1; i < v.length; i++) {
             if (v[i] > v[best]) {

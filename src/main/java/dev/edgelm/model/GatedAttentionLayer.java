@@ -18,7 +18,7 @@ final class GatedAttentionLayer {
     private final Qwen35Config c;
     private final Parallel pool;
     private final RotaryEmbedding rope;
-    private final ThreadLocal<float[][]> scores = ThreadLocal.withInitial(() -> new float[1][]);
+    private final ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[256]);
 
     GatedAttentionLayer(Qwen35Config config, Parallel pool, RotaryEmbedding rope) {
         this.c = config;
@@ -61,11 +61,11 @@ final class GatedAttentionLayer {
         int group = heads / kvHeads;
         int oWidth = heads * hd;
         pool.forRange(n * heads, 1, 2L * n * heads * (start + n) * hd, (i0, i1) -> {
-            float[][] holder = scores.get();
-            if (holder[0] == null || holder[0].length < start + n) {
-                holder[0] = new float[Math.max(start + n, 2 * (holder[0] == null ? 0 : holder[0].length))];
+            float[] p = scores.get();
+            if (p.length < start + n) {
+                p = new float[Math.max(start + n, 2 * p.length)];
+                scores.set(p);
             }
-            float[] p = holder[0];
             for (int i = i0; i < i1; i++) {
                 int t = i / heads;
                 int h = i % heads;

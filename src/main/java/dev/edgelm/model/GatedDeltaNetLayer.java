@@ -3,8 +3,6 @@ package dev.edgelm.model;
 import dev.edgelm.tensor.DeltaRule;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
-import java.util.IdentityHashMap;
-import java.util.Map;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -26,28 +24,10 @@ final class GatedDeltaNetLayer {
 
     private final Qwen35Config c;
     private final Parallel pool;
-    private final Map<float[], float[]> tapMajorKernels = new IdentityHashMap<>();
 
-    GatedDeltaNetLayer(Qwen35Config config, Parallel pool, Qwen35Weights weights) {
+    GatedDeltaNetLayer(Qwen35Config config, Parallel pool) {
         this.c = config;
         this.pool = pool;
-        int k = config.convKernel();
-        int convDim = config.convDim();
-        for (Qwen35Weights.DecoderLayer layer : weights.layers()) {
-            if (layer.mixer() instanceof Qwen35Weights.GatedDeltaNet w) {
-                float[] taps = new float[k * convDim];
-                for (int ch = 0; ch < convDim; ch++) {
-                    for (int j = 0; j < k; j++) {
-                        taps[j * convDim + ch] = w.conv()[ch * k + j];
-                    }
-                }
-                tapMajorKernels.put(w.conv(), taps);
-            }
-        }
-    }
-
-    private float[] taps(Qwen35Weights.GatedDeltaNet w) {
-        return tapMajorKernels.get(w.conv());
     }
 
     /** Reads {@code ws.normed} [n, hidden], writes {@code ws.mixed} [n, hidden]. */
@@ -63,7 +43,7 @@ final class GatedDeltaNetLayer {
             ws.beta[i] = VectorMath.sigmoid(ws.beta[i]);
             ws.decay[i] = (float) Math.exp(w.negA()[h] * VectorMath.softplus(ws.decay[i] + w.dtBias()[h]));
         }
-        convolve(taps(w), s.convWindow[layer], ws, n, convDim);
+        convolve(w.convTaps(), s.convWindow[layer], ws, n, convDim);
         normalizeQueriesAndKeys(ws.qkv, n, convDim);
         float[] state = s.recurrent[layer];
         pool.forRange(hv, 1, 2L * n * hv * c.linearKeyDim() * c.linearValueDim(), (h0, h1) -> {

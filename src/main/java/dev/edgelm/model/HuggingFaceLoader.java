@@ -90,7 +90,7 @@ public final class HuggingFaceLoader {
                 matrix(p + "in_proj_z.weight", c.linearValueTotal(), h),
                 matrix(p + "in_proj_b.weight", hv, h),
                 matrix(p + "in_proj_a.weight", hv, h),
-                conv.toFloatArray(),
+                Qwen35Weights.tapMajor(conv.toFloatArray(), c.convDim(), c.convKernel()),
                 negA,
                 vector(p + "dt_bias", hv),
                 vector(p + "norm.weight", c.linearValueDim()),

@@ -47,7 +47,7 @@ public final class Qwen35Model implements AutoCloseable {
         this.pool = new Parallel(threads);
         this.storage = storage;
         this.rope = new RotaryEmbedding(config);
-        this.deltaNet = new GatedDeltaNetLayer(config, pool, weights);
+        this.deltaNet = new GatedDeltaNetLayer(config, pool);
         this.attention = new GatedAttentionLayer(config, pool, rope);
     }
 

@@ -32,7 +32,8 @@ public record Qwen35Weights(
     public sealed interface Mixer permits GatedDeltaNet, GatedAttention {}
 
     /**
-     * Linear attention. {@code conv} is [convDim, kernel] row-major; {@code negA} and {@code dtBias} are
+     * Linear attention. {@code convTaps} is the depthwise conv kernel tap-major, [kernel, convDim] (files
+     * store it channel-major; tap-major lets the conv vectorise over channels); {@code negA} and {@code dtBias} are
      * per value head; {@code norm} is over the value head dim.
      */
     public record GatedDeltaNet(
@@ -40,7 +41,7 @@ public record Qwen35Weights(
             WeightMatrix inProjZ,
             WeightMatrix inProjB,
             WeightMatrix inProjA,
-            float[] conv,
+            float[] convTaps,
             float[] negA,
             float[] dtBias,
             float[] norm,
@@ -57,4 +58,15 @@ public record Qwen35Weights(
             float[] qNorm,
             float[] kNorm,
             WeightMatrix oProj) implements Mixer {}
+
+    /** A conv kernel stored channel-major [convDim, kernel] (as both file formats do), made tap-major. */
+    static float[] tapMajor(float[] channelMajor, int convDim, int kernel) {
+        float[] taps = new float[kernel * convDim];
+        for (int ch = 0; ch < convDim; ch++) {
+            for (int j = 0; j < kernel; j++) {
+                taps[j * convDim + ch] = channelMajor[ch * kernel + j];
+            }
+        }
+        return taps;
+    }
 }

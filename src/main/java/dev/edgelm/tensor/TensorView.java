@@ -57,7 +57,7 @@ public record TensorView(String name, String dtype, long[] shape, MemorySegment 
                 boolean bf = dtype.equals("BF16");
                 for (int i = 0; i < out.length; i++) {
                     short bits = data.get(s, 2L * i);
-                    out[i] = bf ? Float.intBitsToFloat(bits << 16) : Float.float16ToFloat(bits);
+                    out[i] = bf ? BF16Matrix.toFloat(bits) : Float.float16ToFloat(bits);
                 }
             }
             default -> throw unsupported();

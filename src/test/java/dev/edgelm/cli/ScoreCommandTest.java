@@ -82,9 +82,7 @@ class ScoreCommandTest {
         assertEquals(2, r.exitCode());
         assertTrue(r.err().contains("--tokens"), r.err());
 
-        for (CliRunner each : new CliRunner[] {r}) {
-            assertFalse(each.err().contains("Exception"), each.err());
-        }
+        assertFalse(r.err().contains("Exception"), r.err());
         assertFalse(Files.exists(out));
     }
 
