@@ -113,12 +113,15 @@ public class KernelBenchmark {
         return out;
     }
 
+    private static final float[] GATES = {0.97f, 0.96f, 0.95f, 0.94f, 0.93f, 0.92f, 0.91f, 0.9f,
+            0.89f, 0.88f, 0.87f, 0.86f, 0.85f, 0.84f, 0.83f, 0.82f};
+
     /** 16 heads x 4 x 128 x 128 = 1.05 MFLOP per call (type and threads do not apply). */
     @Benchmark
     public float[] deltaRuleToken() {
         for (int h = 0; h < 16; h++) {
-            DeltaRule.step(state, h * 128 * 128, 128, 128, qkv, h * 128, qkv, 2048 + h * 128, qkv, 4096 + h * 128,
-                    0.97f, 0.5f, core, h * 128);
+            DeltaRule.scan(state, h * 128 * 128, 128, 128, 1, qkv, 0, h * 128, 2048 + h * 128, 4096 + h * 128,
+                    GATES, GATES, 0, h, core, 0, h * 128);
         }
         return core;
     }

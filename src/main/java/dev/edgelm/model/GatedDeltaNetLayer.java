@@ -115,15 +115,10 @@ final class GatedDeltaNetLayer {
         int dk = c.linearKeyDim();
         int dv = c.linearValueDim();
         int kh = c.keyHeadOfValueHead(h);
-        for (int t = 0; t < n; t++) {
-            int row = t * convDim;
-            DeltaRule.step(state, h * dk * dv, dk, dv,
-                    ws.qkv, row + kh * dk,
-                    ws.qkv, row + hk * dk + kh * dk,
-                    ws.qkv, row + 2 * hk * dk + h * dv,
-                    ws.decay[t * hv + h], ws.beta[t * hv + h],
-                    ws.core, t * hv * dv + h * dv);
-        }
+        DeltaRule.scan(state, h * dk * dv, dk, dv, n,
+                ws.qkv, convDim, kh * dk, hk * dk + kh * dk, 2 * hk * dk + h * dv,
+                ws.decay, ws.beta, hv, h,
+                ws.core, hv * dv, h * dv);
     }
 
     /** {@code core = rmsnorm(core) * w * silu(z)} per value head. */

@@ -4,52 +4,143 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * One step of the gated delta rule for one head, in place on its state {@code S} [dk, dv] (row-major):
+ * The gated delta rule for one head over a run of tokens, in place on its state {@code S} [dk, dv]
+ * (row-major). Per token:
  * <pre>
  *   S = decay * S;   S += beta * k (v - S^T k)^T;   o = S^T q
  * </pre>
- * Columns are processed one vector at a time so the running sums stay in registers, and the decay is
- * folded in ({@code (decay S)^T k = decay (S^T k)}), so a step reads the state once and reads-writes it
- * once: two passes instead of the four of the textbook order.
+ * The decay is folded in ({@code (decay S)^T k = decay (S^T k)}), so a step reads the state once and
+ * reads-writes it once: two passes instead of the four of the textbook order.
+ *
+ * <p>Columns of S evolve independently (column j needs only {@code v[j]} besides k and q), so the scan
+ * walks the state in strips of four vectors of columns and runs every token of the run through one strip
+ * before moving to the next: a strip (32 KiB at dk = 128 with 16-lane vectors) stays in L1 for the whole
+ * run, where the full 64 KiB state would stream from L2 twice per token; and the four column vectors give
+ * four independent FMA chains per pass, where one vector left each pass waiting on FMA latency. Each
+ * column's sums run in the same order as in a one-vector loop, so the result does not depend on the strip
+ * width or on how many tokens a run holds.
  */
 public final class DeltaRule {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final int L = F.length();
 
     private DeltaRule() {}
 
-    public static void step(float[] state, int sBase, int dk, int dv, float[] q, int qOff, float[] k, int kOff,
-            float[] v, int vOff, float decay, float beta, float[] out, int oOff) {
-        int lanes = F.length();
-        int vectorCols = dv - dv % lanes;
-        for (int j = 0; j < vectorCols; j += lanes) {
-            FloatVector kv = FloatVector.zero(F);
-            for (int i = 0; i < dk; i++) {
-                kv = FloatVector.fromArray(F, state, sBase + i * dv + j).fma(FloatVector.broadcast(F, k[kOff + i]), kv);
+    /**
+     * Runs tokens {@code [0, n)}: token t's q, k and v start at {@code qkv[t * rowStride + qOff | kOff |
+     * vOff]}, its decay and beta are {@code decay[t * gateStride + gateOff]} and {@code beta[...]} likewise, and
+     * its output (dv values) goes to {@code out[t * outStride + oOff]}.
+     */
+    public static void scan(float[] state, int sBase, int dk, int dv, int n,
+            float[] qkv, int rowStride, int qOff, int kOff, int vOff,
+            float[] decay, float[] beta, int gateStride, int gateOff,
+            float[] out, int outStride, int oOff) {
+        int j = 0;
+        for (; j + 4 * L <= dv; j += 4 * L) {
+            for (int t = 0; t < n; t++) {
+                int row = t * rowStride;
+                int g = t * gateStride + gateOff;
+                strip4(state, sBase + j, dk, dv, qkv, row + qOff, row + kOff, row + vOff + j,
+                        decay[g], beta[g], out, t * outStride + oOff + j);
             }
-            FloatVector delta = FloatVector.fromArray(F, v, vOff + j).sub(kv.mul(decay)).mul(beta);
-            FloatVector o = FloatVector.zero(F);
-            for (int i = 0; i < dk; i++) {
-                int at = sBase + i * dv + j;
-                FloatVector updated = FloatVector.fromArray(F, state, at).mul(decay).add(delta.mul(k[kOff + i]));
-                updated.intoArray(state, at);
-                o = updated.fma(FloatVector.broadcast(F, q[qOff + i]), o);
-            }
-            o.intoArray(out, oOff + j);
         }
-        for (int j = vectorCols; j < dv; j++) {
-            float kv = 0f;
-            for (int i = 0; i < dk; i++) {
-                kv += state[sBase + i * dv + j] * k[kOff + i];
+        for (; j + L <= dv; j += L) {
+            for (int t = 0; t < n; t++) {
+                int row = t * rowStride;
+                int g = t * gateStride + gateOff;
+                strip1(state, sBase + j, dk, dv, qkv, row + qOff, row + kOff, row + vOff + j,
+                        decay[g], beta[g], out, t * outStride + oOff + j);
             }
-            float delta = (v[vOff + j] - kv * decay) * beta;
-            float o = 0f;
-            for (int i = 0; i < dk; i++) {
-                int at = sBase + i * dv + j;
-                float updated = state[at] * decay + delta * k[kOff + i];
-                state[at] = updated;
-                o += updated * q[qOff + i];
-            }
-            out[oOff + j] = o;
         }
+        for (; j < dv; j++) {
+            for (int t = 0; t < n; t++) {
+                int row = t * rowStride;
+                int g = t * gateStride + gateOff;
+                column(state, sBase + j, dk, dv, qkv, row + qOff, row + kOff, row + vOff + j,
+                        decay[g], beta[g], out, t * outStride + oOff + j);
+            }
+        }
+    }
+
+    /** One token on columns {@code [s, s + 4L)} of the state (s = sBase + first column). */
+    private static void strip4(float[] state, int s, int dk, int dv, float[] qkv, int q, int k, int v,
+            float decay, float beta, float[] out, int o) {
+        FloatVector kv0 = FloatVector.zero(F);
+        FloatVector kv1 = FloatVector.zero(F);
+        FloatVector kv2 = FloatVector.zero(F);
+        FloatVector kv3 = FloatVector.zero(F);
+        for (int i = 0; i < dk; i++) {
+            int at = s + i * dv;
+            FloatVector ki = FloatVector.broadcast(F, qkv[k + i]);
+            kv0 = FloatVector.fromArray(F, state, at).fma(ki, kv0);
+            kv1 = FloatVector.fromArray(F, state, at + L).fma(ki, kv1);
+            kv2 = FloatVector.fromArray(F, state, at + 2 * L).fma(ki, kv2);
+            kv3 = FloatVector.fromArray(F, state, at + 3 * L).fma(ki, kv3);
+        }
+        FloatVector d0 = FloatVector.fromArray(F, qkv, v).sub(kv0.mul(decay)).mul(beta);
+        FloatVector d1 = FloatVector.fromArray(F, qkv, v + L).sub(kv1.mul(decay)).mul(beta);
+        FloatVector d2 = FloatVector.fromArray(F, qkv, v + 2 * L).sub(kv2.mul(decay)).mul(beta);
+        FloatVector d3 = FloatVector.fromArray(F, qkv, v + 3 * L).sub(kv3.mul(decay)).mul(beta);
+        FloatVector o0 = FloatVector.zero(F);
+        FloatVector o1 = FloatVector.zero(F);
+        FloatVector o2 = FloatVector.zero(F);
+        FloatVector o3 = FloatVector.zero(F);
+        for (int i = 0; i < dk; i++) {
+            int at = s + i * dv;
+            float ki = qkv[k + i];
+            FloatVector qi = FloatVector.broadcast(F, qkv[q + i]);
+            FloatVector u0 = FloatVector.fromArray(F, state, at).mul(decay).add(d0.mul(ki));
+            FloatVector u1 = FloatVector.fromArray(F, state, at + L).mul(decay).add(d1.mul(ki));
+            FloatVector u2 = FloatVector.fromArray(F, state, at + 2 * L).mul(decay).add(d2.mul(ki));
+            FloatVector u3 = FloatVector.fromArray(F, state, at + 3 * L).mul(decay).add(d3.mul(ki));
+            u0.intoArray(state, at);
+            u1.intoArray(state, at + L);
+            u2.intoArray(state, at + 2 * L);
+            u3.intoArray(state, at + 3 * L);
+            o0 = u0.fma(qi, o0);
+            o1 = u1.fma(qi, o1);
+            o2 = u2.fma(qi, o2);
+            o3 = u3.fma(qi, o3);
+        }
+        o0.intoArray(out, o);
+        o1.intoArray(out, o + L);
+        o2.intoArray(out, o + 2 * L);
+        o3.intoArray(out, o + 3 * L);
+    }
+
+    /** One token on columns {@code [s, s + L)}. */
+    private static void strip1(float[] state, int s, int dk, int dv, float[] qkv, int q, int k, int v,
+            float decay, float beta, float[] out, int o) {
+        FloatVector kv = FloatVector.zero(F);
+        for (int i = 0; i < dk; i++) {
+            kv = FloatVector.fromArray(F, state, s + i * dv).fma(FloatVector.broadcast(F, qkv[k + i]), kv);
+        }
+        FloatVector delta = FloatVector.fromArray(F, qkv, v).sub(kv.mul(decay)).mul(beta);
+        FloatVector acc = FloatVector.zero(F);
+        for (int i = 0; i < dk; i++) {
+            int at = s + i * dv;
+            FloatVector updated = FloatVector.fromArray(F, state, at).mul(decay).add(delta.mul(qkv[k + i]));
+            updated.intoArray(state, at);
+            acc = updated.fma(FloatVector.broadcast(F, qkv[q + i]), acc);
+        }
+        acc.intoArray(out, o);
+    }
+
+    /** One token on the single column at {@code s}. */
+    private static void column(float[] state, int s, int dk, int dv, float[] qkv, int q, int k, int v,
+            float decay, float beta, float[] out, int o) {
+        float kv = 0f;
+        for (int i = 0; i < dk; i++) {
+            kv += state[s + i * dv] * qkv[k + i];
+        }
+        float delta = (qkv[v] - kv * decay) * beta;
+        float acc = 0f;
+        for (int i = 0; i < dk; i++) {
+            int at = s + i * dv;
+            float updated = state[at] * decay + delta * qkv[k + i];
+            state[at] = updated;
+            acc += updated * qkv[q + i];
+        }
+        out[o] = acc;
     }
 }

@@ -5,16 +5,26 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The register-tiled float32 micro-kernel of prefill: {@code out[t][r] = w[r] . x[t]} for a tile of
- * {@link #ROWS} decoded weight rows against every token of a chunk, {@link #TOKENS} tokens at a time.
- * Each step loads 4 weight vectors and 4 activation vectors and issues 16 FMAs into 16 accumulators, so
- * the loads (from L1/L2) stay below the FMA rate; one vector dot per (row, token) would need two loads
- * per FMA.
+ * The register-tiled float32 micro-kernels of prefill, over decoded weight rows.
+ *
+ * <p>{@link #panelTile} (chunks of {@link #PANEL} / 2 tokens or more) is an outer product: tokens along the
+ * vector lanes, one weight broadcast per row and column, 16 accumulators, no horizontal sums. In isolation
+ * (Q8_0 3584 x 1024 against 256 tokens) it runs at 124-128 GFLOP/s on one thread and 298 on two, against
+ * 107 and 249 for {@link #tile}; the single-thread FMA peak measured here is 198 GFLOP/s.
+ *
+ * <p>{@link #tile} (fewer tokens, where a panel would be mostly padding) is a dot-product form: each step
+ * loads 4 weight vectors and 4 activation vectors and issues 16 FMAs into 16 accumulators, each reduced
+ * across lanes at the end.
  */
 final class FloatGemm {
     static final int ROWS = 4;
     static final int TOKENS = 4;
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final int L = F.length();
+    /** Tokens per packed activation panel of {@link #panelTile}: two vectors. */
+    static final int PANEL = 2 * L;
+    /** Weight rows per {@link #panelTile}. */
+    static final int PANEL_ROWS = 8;
 
     private FloatGemm() {}
 
@@ -92,6 +102,106 @@ final class FloatGemm {
             int o = t * outStride + outOff + row0;
             for (int i = 0; i < ROWS; i++) {
                 out[o + i] = VectorMath.dot(w, i * cols, x, xo, cols);
+            }
+        }
+    }
+
+    /**
+     * Packs tokens {@code [0, n)} of {@code x} (token-major, {@code cols} floats each) into panels of
+     * {@link #PANEL} tokens, column-major inside a panel: {@code xt[p * PANEL * cols + k * PANEL + j] = x[(p *
+     * PANEL + j) * cols + k]}, zeros past token n. Returns the number of panels.
+     */
+    static int packPanels(float[] x, int n, int cols, float[] xt) {
+        int panels = (n + PANEL - 1) / PANEL;
+        for (int p = 0; p < panels; p++) {
+            int base = p * PANEL * cols;
+            for (int j = 0; j < PANEL; j++) {
+                int t = p * PANEL + j;
+                if (t < n) {
+                    int xo = t * cols;
+                    for (int k = 0; k < cols; k++) {
+                        xt[base + k * PANEL + j] = x[xo + k];
+                    }
+                } else {
+                    for (int k = 0; k < cols; k++) {
+                        xt[base + k * PANEL + j] = 0f;
+                    }
+                }
+            }
+        }
+        return panels;
+    }
+
+    /**
+     * The outer-product micro-kernel: {@link #PANEL_ROWS} decoded weight rows ({@code w}, back to back)
+     * against one packed panel of {@link #PANEL} tokens at {@code xt[xtOff..]}. Per column k it loads two
+     * activation vectors (the panel's tokens), broadcasts each row's weight from memory and issues 16 FMAs
+     * into 16 accumulators that hold {@code out[token][row]} with tokens along the lanes: no horizontal
+     * reductions, and the broadcasts use load ports rather than FMA ports. Writes tokens
+     * {@code [t0, t0 + tokens)} of rows {@code [row0, row0 + PANEL_ROWS)}; {@code tmp} holds
+     * {@code PANEL_ROWS * PANEL} floats.
+     */
+    static void panelTile(float[] w, int cols, float[] xt, int xtOff, float[] out, int outStride, int outOff,
+                          int row0, int t0, int tokens, float[] tmp) {
+        FloatVector a00 = FloatVector.zero(F), a01 = FloatVector.zero(F);
+        FloatVector a10 = FloatVector.zero(F), a11 = FloatVector.zero(F);
+        FloatVector a20 = FloatVector.zero(F), a21 = FloatVector.zero(F);
+        FloatVector a30 = FloatVector.zero(F), a31 = FloatVector.zero(F);
+        FloatVector a40 = FloatVector.zero(F), a41 = FloatVector.zero(F);
+        FloatVector a50 = FloatVector.zero(F), a51 = FloatVector.zero(F);
+        FloatVector a60 = FloatVector.zero(F), a61 = FloatVector.zero(F);
+        FloatVector a70 = FloatVector.zero(F), a71 = FloatVector.zero(F);
+        int c1 = cols, c2 = 2 * cols, c3 = 3 * cols, c4 = 4 * cols, c5 = 5 * cols, c6 = 6 * cols, c7 = 7 * cols;
+        for (int k = 0; k < cols; k++) {
+            int xo = xtOff + k * PANEL;
+            FloatVector x0 = FloatVector.fromArray(F, xt, xo);
+            FloatVector x1 = FloatVector.fromArray(F, xt, xo + L);
+            FloatVector b;
+            b = FloatVector.broadcast(F, w[k]);
+            a00 = b.fma(x0, a00);
+            a01 = b.fma(x1, a01);
+            b = FloatVector.broadcast(F, w[c1 + k]);
+            a10 = b.fma(x0, a10);
+            a11 = b.fma(x1, a11);
+            b = FloatVector.broadcast(F, w[c2 + k]);
+            a20 = b.fma(x0, a20);
+            a21 = b.fma(x1, a21);
+            b = FloatVector.broadcast(F, w[c3 + k]);
+            a30 = b.fma(x0, a30);
+            a31 = b.fma(x1, a31);
+            b = FloatVector.broadcast(F, w[c4 + k]);
+            a40 = b.fma(x0, a40);
+            a41 = b.fma(x1, a41);
+            b = FloatVector.broadcast(F, w[c5 + k]);
+            a50 = b.fma(x0, a50);
+            a51 = b.fma(x1, a51);
+            b = FloatVector.broadcast(F, w[c6 + k]);
+            a60 = b.fma(x0, a60);
+            a61 = b.fma(x1, a61);
+            b = FloatVector.broadcast(F, w[c7 + k]);
+            a70 = b.fma(x0, a70);
+            a71 = b.fma(x1, a71);
+        }
+        a00.intoArray(tmp, 0 * PANEL);
+        a01.intoArray(tmp, 0 * PANEL + L);
+        a10.intoArray(tmp, 1 * PANEL);
+        a11.intoArray(tmp, 1 * PANEL + L);
+        a20.intoArray(tmp, 2 * PANEL);
+        a21.intoArray(tmp, 2 * PANEL + L);
+        a30.intoArray(tmp, 3 * PANEL);
+        a31.intoArray(tmp, 3 * PANEL + L);
+        a40.intoArray(tmp, 4 * PANEL);
+        a41.intoArray(tmp, 4 * PANEL + L);
+        a50.intoArray(tmp, 5 * PANEL);
+        a51.intoArray(tmp, 5 * PANEL + L);
+        a60.intoArray(tmp, 6 * PANEL);
+        a61.intoArray(tmp, 6 * PANEL + L);
+        a70.intoArray(tmp, 7 * PANEL);
+        a71.intoArray(tmp, 7 * PANEL + L);
+        for (int i = 0; i < PANEL_ROWS; i++) {
+            int o = t0 * outStride + outOff + row0 + i;
+            for (int j = 0; j < tokens; j++) {
+                out[o + j * outStride] = tmp[i * PANEL + j];
             }
         }
     }

@@ -19,43 +19,65 @@ class DeltaRuleAndAttentionTest {
     @Test
     void deltaRuleMatchesTheTextbookOrderOverManySteps() {
         SplittableRandom r = new SplittableRandom(11);
-        for (int[] dims : new int[][] {{32, 32}, {16, 40}, {8, 7}}) {
+        // dv = 83 covers a strip of four vectors, one of one vector and scalar columns (16-lane vectors)
+        for (int[] dims : new int[][] {{32, 32}, {16, 40}, {8, 7}, {16, 83}, {128, 128}}) {
             int dk = dims[0];
             int dv = dims[1];
-            float[] state = new float[3 + dk * dv];
+            int steps = 20;
+            // token rows laid out as in the model: q, k, v side by side, with a gap before and after
+            int rowStride = 2 + 2 * dk + dv + 1;
+            float[] qkv = new float[steps * rowStride];
+            float[] decay = new float[steps * 2];
+            float[] beta = new float[steps * 2];
+            for (int t = 0; t < steps; t++) {
+                System.arraycopy(random(r, dk, 0.3), 0, qkv, t * rowStride + 2, dk);
+                System.arraycopy(random(r, dk, 0.3), 0, qkv, t * rowStride + 2 + dk, dk);
+                System.arraycopy(random(r, dv, 1), 0, qkv, t * rowStride + 2 + 2 * dk, dv);
+                decay[2 * t + 1] = (float) (0.5 + 0.5 * r.nextDouble());
+                beta[2 * t + 1] = (float) r.nextDouble();
+            }
+            int outStride = dv + 1;
+            float[] whole = new float[3 + dk * dv];
+            float[] wholeOut = new float[steps * outStride];
+            DeltaRule.scan(whole, 3, dk, dv, steps, qkv, rowStride, 2, 2 + dk, 2 + 2 * dk,
+                    decay, beta, 2, 1, wholeOut, outStride, 1);
+            float[] stepwise = new float[3 + dk * dv];
+            float[] stepOut = new float[steps * outStride];
             double[][] ref = new double[dk][dv];
-            for (int step = 0; step < 20; step++) {
-                float[] q = random(r, dk, 0.3);
-                float[] k = random(r, dk, 0.3);
-                float[] v = random(r, dv, 1);
-                float decay = (float) (0.5 + 0.5 * r.nextDouble());
-                float beta = (float) r.nextDouble();
-                float[] out = new float[dv + 1];
-                DeltaRule.step(state, 3, dk, dv, q, 0, k, 0, v, 0, decay, beta, out, 1);
+            for (int step = 0; step < steps; step++) {
+                int row = step * rowStride;
+                DeltaRule.scan(stepwise, 3, dk, dv, 1, qkv, 0, row + 2, row + 2 + dk, row + 2 + 2 * dk,
+                        decay, beta, 0, 2 * step + 1, stepOut, 0, step * outStride + 1);
+                float d = decay[2 * step + 1];
+                float b = beta[2 * step + 1];
                 // S = decay S; kv = S^T k; S += k (beta (v - kv))^T; o = S^T q
                 double[] kv = new double[dv];
                 for (int i = 0; i < dk; i++) {
                     for (int j = 0; j < dv; j++) {
-                        ref[i][j] *= decay;
-                        kv[j] += ref[i][j] * k[i];
+                        ref[i][j] *= d;
+                        kv[j] += ref[i][j] * qkv[row + 2 + dk + i];
                     }
                 }
                 for (int i = 0; i < dk; i++) {
                     for (int j = 0; j < dv; j++) {
-                        ref[i][j] += k[i] * beta * (v[j] - kv[j]);
+                        ref[i][j] += qkv[row + 2 + dk + i] * b * (qkv[row + 2 + 2 * dk + j] - kv[j]);
                     }
                 }
                 for (int j = 0; j < dv; j++) {
                     double o = 0;
                     for (int i = 0; i < dk; i++) {
-                        o += ref[i][j] * q[i];
+                        o += ref[i][j] * qkv[row + 2 + i];
                     }
-                    assertEquals(o, out[1 + j], 1e-4, "dk=" + dk + " dv=" + dv + " step " + step + " column " + j);
+                    String where = "dk=" + dk + " dv=" + dv + " step " + step + " column " + j;
+                    assertEquals(o, stepOut[step * outStride + 1 + j], 1e-4, where);
+                    // a run of tokens gives exactly what the tokens give one at a time
+                    assertEquals(stepOut[step * outStride + 1 + j], wholeOut[step * outStride + 1 + j], 0.0, where);
                 }
             }
             for (int i = 0; i < dk; i++) {
                 for (int j = 0; j < dv; j++) {
-                    assertEquals(ref[i][j], state[3 + i * dv + j], 1e-4);
+                    assertEquals(ref[i][j], stepwise[3 + i * dv + j], 1e-4);
+                    assertEquals(stepwise[3 + i * dv + j], whole[3 + i * dv + j], 0.0);
                 }
             }
         }

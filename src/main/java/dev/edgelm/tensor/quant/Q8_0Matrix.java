@@ -76,7 +76,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             int xi = xOff + b * BLOCK;
             FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
             FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
-            FloatVector s = lo.mul(FloatVector.fromArray(F, x, xi)).add(hi.mul(FloatVector.fromArray(F, x, xi + 16)));
+            FloatVector s = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
         return acc.reduceLanes(VectorOperators.ADD);

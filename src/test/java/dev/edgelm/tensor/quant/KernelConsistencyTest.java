@@ -85,7 +85,7 @@ class KernelConsistencyTest {
         }
         for (int threads : new int[] {1, 2}) {
             try (Parallel pool = new Parallel(threads)) {
-                for (int n : new int[] {1, 4}) {
+                for (int n : new int[] {1, 4, 37, 70}) {
                     float[] x = gaussian(r, n * cols);
                     int stride = rows + 3;
                     float[] out = new float[n * stride];
