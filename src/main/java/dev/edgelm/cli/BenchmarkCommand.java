@@ -90,6 +90,10 @@ final class BenchmarkCommand implements Callable<Integer> {
         out.println(format("Time to first token: %.4f s", r.ttftSeconds().median()) + range(r.ttftSeconds(), "%.4f s"));
         out.println(format("Prefill speed: %.2f tokens/sec", r.prefillTokensPerSecond().median()) + range(r.prefillTokensPerSecond(), "%.2f"));
         out.println(format("Decode speed: %.2f tokens/sec", r.decodeTokensPerSecond().median()) + range(r.decodeTokensPerSecond(), "%.2f"));
+        out.println(format("Decode weight traffic: %.1f MB per token, %.1f GB/s", r.decodeBytesPerToken() / 1e6,
+                r.decodeBytesPerSecond() / 1e9));
+        out.println(format("Memory read bandwidth: %.1f GB/s (same threads, measured after the runs); decode used %.0f%% of it",
+                r.readBytesPerSecond() / 1e9, 100 * r.decodeBytesPerSecond() / r.readBytesPerSecond()));
         out.println(format("Peak memory: %.1f MB", memory.bytes() / (1024.0 * 1024.0))
                 + (memory.isRss() ? "" : " (JVM memory pools; resident set size unavailable)"));
     }
@@ -98,8 +102,8 @@ final class BenchmarkCommand implements Callable<Integer> {
         return " (median; min " + format(fmt, s.min()) + ", max " + format(fmt, s.max()) + ")";
     }
 
-    private static String format(String fmt, double v) {
-        return String.format(Locale.ROOT, fmt, v);
+    private static String format(String fmt, Object... values) {
+        return String.format(Locale.ROOT, fmt, values);
     }
 
     private static String toJson(Engine engine, Benchmark.Report r, PeakMemory memory) {
@@ -108,6 +112,9 @@ final class BenchmarkCommand implements Callable<Integer> {
         o.put("decode_tokens_per_second", r.decodeTokensPerSecond().median());
         o.put("init_seconds", engine.loadSeconds());
         o.put("ttft_seconds", r.ttftSeconds().median());
+        o.put("decode_weight_bytes_per_token", r.decodeBytesPerToken());
+        o.put("decode_weight_bytes_per_second", r.decodeBytesPerSecond());
+        o.put("read_bandwidth_bytes_per_second", r.readBytesPerSecond());
         o.put("peak_rss_bytes", memory.bytes());
         o.put("peak_memory_source", memory.source());
         o.put("prefill_tokens_per_second_min", r.prefillTokensPerSecond().min());

@@ -1,7 +1,13 @@
 package dev.edgelm.engine;
 
+import dev.edgelm.model.Qwen35Weights;
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.ReadBandwidth;
+import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.util.EdgeLmException;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 
 /**
@@ -13,6 +19,9 @@ import java.util.SplittableRandom;
  * <p>Per run: prefill time = the {@link Session#prefill} call; time to first token = from the start of the
  * prefill to the moment the first token is sampled; decode time = from the first sampled token to the
  * token sampled by the last decode step (each step = one forward pass on the previous token + sampling).
+ *
+ * <p>After the runs it reads every weight once per pass (three passes) to measure the machine's read
+ * bandwidth in the same minute, so that decode can be reported as a share of what memory allows.
  */
 public final class Benchmark {
     private Benchmark() {}
@@ -28,9 +37,20 @@ public final class Benchmark {
         }
     }
 
-    /** Speeds in tokens per second, times in seconds. */
+    /**
+     * Speeds in tokens per second, times in seconds. {@code decodeBytesPerToken}: weight bytes one decode
+     * step reads; {@code readBytesPerSecond}: how fast the pool's threads read those weights with no other
+     * work, measured right after the runs (see {@link ReadBandwidth}).
+     */
     public record Report(int promptTokens, int decodeTokens, int runs, Stat prefillTokensPerSecond,
-                         Stat decodeTokensPerSecond, Stat ttftSeconds) {}
+                         Stat decodeTokensPerSecond, Stat ttftSeconds, long decodeBytesPerToken,
+                         double readBytesPerSecond) {
+
+        /** Weight bytes per second the median decode moved. */
+        public double decodeBytesPerSecond() {
+            return decodeTokensPerSecond.median() * decodeBytesPerToken;
+        }
+    }
 
     /** One measured run. */
     record Run(double prefillSeconds, double ttftSeconds, double decodeSeconds) {}
@@ -71,7 +91,14 @@ public final class Benchmark {
             decode[i] = decodeTokens / r.decodeSeconds();
             ttft[i] = r.ttftSeconds();
         }
-        return new Report(promptTokens, decodeTokens, runs, Stat.of(prefill), Stat.of(decode), Stat.of(ttft));
+        Qwen35Weights weights = engine.model().weights();
+        List<MemorySegment> storage = weights.matrices().stream().map(WeightMatrix::storage).toList();
+        double bandwidth;
+        try (Parallel pool = new Parallel(engine.options().threads())) {
+            bandwidth = ReadBandwidth.bytesPerSecond(pool, storage, 3);
+        }
+        return new Report(promptTokens, decodeTokens, runs, Stat.of(prefill), Stat.of(decode), Stat.of(ttft),
+                weights.decodeBytesPerToken(), bandwidth);
     }
 
     static Run runOnce(Engine engine, int[] prompt, int decodeTokens) {

@@ -2,6 +2,7 @@ package dev.edgelm.model;
 
 import static dev.edgelm.model.Qwen35GgufLayout.*;
 
+import dev.edgelm.format.ModelMemory;
 import dev.edgelm.format.gguf.GgufFile;
 import dev.edgelm.format.gguf.GgufMetadata;
 import dev.edgelm.format.gguf.GgufTensor;
@@ -30,7 +31,7 @@ public final class GgufLoader {
     }
 
     public static Qwen35Model load(Path path, int threads) {
-        GgufFile file = GgufFile.open(path);
+        GgufFile file = GgufFile.open(path, ModelMemory.preferredMode());
         try {
             Qwen35Config config = config(file);
             return new Qwen35Model(config, weights(file, config), threads, file);

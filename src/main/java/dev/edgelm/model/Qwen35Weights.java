@@ -1,6 +1,12 @@
 package dev.edgelm.model;
 
 import dev.edgelm.tensor.WeightMatrix;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * The weights of the Qwen3.5 text decoder in the model's canonical form, whatever file they came from.
@@ -58,6 +64,52 @@ public record Qwen35Weights(
             float[] qNorm,
             float[] kNorm,
             WeightMatrix oProj) implements Mixer {}
+
+    /** Every weight matrix once (a tied output head is the embedding table, counted once). */
+    public List<WeightMatrix> matrices() {
+        Set<WeightMatrix> all = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<WeightMatrix> list = new ArrayList<>();
+        Consumer<WeightMatrix> add = m -> {
+            if (all.add(m)) {
+                list.add(m);
+            }
+        };
+        add.accept(embedTokens);
+        for (DecoderLayer layer : layers) {
+            switch (layer.mixer()) {
+                case GatedDeltaNet d -> {
+                    add.accept(d.inProjQkv());
+                    add.accept(d.inProjZ());
+                    add.accept(d.inProjB());
+                    add.accept(d.inProjA());
+                    add.accept(d.outProj());
+                }
+                case GatedAttention a -> {
+                    add.accept(a.qProj());
+                    add.accept(a.kProj());
+                    add.accept(a.vProj());
+                    add.accept(a.oProj());
+                }
+            }
+            add.accept(layer.mlpGate());
+            add.accept(layer.mlpUp());
+            add.accept(layer.mlpDown());
+        }
+        add.accept(lmHead);
+        return list;
+    }
+
+    /**
+     * Weight bytes one decode step reads: every matrix of every layer and the whole output head, but only
+     * one row of the embedding table (unless the head is that table).
+     */
+    public long decodeBytesPerToken() {
+        long bytes = 0;
+        for (WeightMatrix m : matrices()) {
+            bytes += m == embedTokens && embedTokens != lmHead ? m.byteSize() / m.rows() : m.byteSize();
+        }
+        return bytes;
+    }
 
     /** A conv kernel stored channel-major [convDim, kernel] (as both file formats do), made tap-major. */
     static float[] tapMajor(float[] channelMajor, int convDim, int kernel) {

@@ -43,6 +43,11 @@ public abstract class WeightMatrix {
     /** Storage type name, e.g. "BF16" or "Q8_0". */
     public abstract String typeName();
 
+    /** The stored bytes, read-only. */
+    public final MemorySegment storage() {
+        return data.asReadOnly();
+    }
+
     /** Bytes of storage this matrix reads per full pass. */
     public long byteSize() {
         return data.byteSize();

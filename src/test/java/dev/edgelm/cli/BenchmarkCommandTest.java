@@ -45,6 +45,26 @@ class BenchmarkCommandTest {
         assertEquals(2, o.get("runs").asInt());
         assertEquals(1, o.get("threads").asInt());
         assertEquals(13, o.get("max_num_tokens").asInt());
+        assertEquals(languageModelMatrixBytes(), o.get("decode_weight_bytes_per_token").asLong(),
+                "tiny-a ties its head to the embedding: a decode step reads every matrix once");
+        assertEquals(o.get("decode_tokens_per_second").asDouble() * o.get("decode_weight_bytes_per_token").asLong(),
+                o.get("decode_weight_bytes_per_second").asDouble(), 1e-6 * o.get("decode_weight_bytes_per_second").asDouble());
+        assertTrue(o.get("read_bandwidth_bytes_per_second").asDouble() > 0);
+    }
+
+    /** Bytes of the 2-D text-decoder tensors, read from the safetensors header (every matrix once). */
+    private static long languageModelMatrixBytes() throws Exception {
+        byte[] file = java.nio.file.Files.readAllBytes(java.nio.file.Path.of(TINY_A, "model.safetensors"));
+        long headerLength = java.nio.ByteBuffer.wrap(file, 0, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        JsonNode header = new ObjectMapper().readTree(new String(file, 8, (int) headerLength, StandardCharsets.UTF_8));
+        long bytes = 0;
+        for (var e : header.properties()) {
+            JsonNode t = e.getValue();
+            if (e.getKey().startsWith("model.language_model.") && t.has("shape") && t.get("shape").size() == 2) {
+                bytes += t.get("data_offsets").get(1).asLong() - t.get("data_offsets").get(0).asLong();
+            }
+        }
+        return bytes;
     }
 
     @Test
@@ -52,7 +72,9 @@ class BenchmarkCommandTest {
         Result r = run("benchmark", TINY_A, "-p", "8", "-d", "4", "--runs", "1", "--threads", "1");
         assertEquals(0, r.code(), r.err());
         for (String pattern : new String[] {"(?m)^Prefill speed: [0-9.]+ tokens/sec", "(?m)^Decode speed: [0-9.]+ tokens/sec",
-                "(?m)^Init time: [0-9.]+ s$", "(?m)^Time to first token: [0-9.]+ s", "(?m)^Peak memory: [0-9.]+ MB"}) {
+                "(?m)^Init time: [0-9.]+ s$", "(?m)^Time to first token: [0-9.]+ s", "(?m)^Peak memory: [0-9.]+ MB",
+                "(?m)^Decode weight traffic: [0-9.]+ MB per token, [0-9.]+ GB/s$",
+                "(?m)^Memory read bandwidth: [0-9.]+ GB/s \\(same threads, measured after the runs\\); decode used [0-9]+% of it$"}) {
             assertTrue(java.util.regex.Pattern.compile(pattern).matcher(r.out()).find(), pattern + " in\n" + r.out());
         }
     }

@@ -1,5 +1,6 @@
 package dev.edgelm.format.gguf;
 
+import dev.edgelm.format.ModelMemory;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
@@ -62,11 +63,16 @@ public final class GgufFile implements AutoCloseable {
 
     /** Maps and validates {@code path}. */
     public static GgufFile open(Path path) {
+        return open(path, ModelMemory.Mode.MAPPED);
+    }
+
+    /** Validates {@code path}, its bytes held as {@code memory} says (see {@link ModelMemory}). */
+    public static GgufFile open(Path path, ModelMemory.Mode memory) {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment seg;
             try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-                seg = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+                seg = ModelMemory.load(ch, arena, memory);
             }
             return parse(seg, path.toString(), arena);
         } catch (IOException e) {
