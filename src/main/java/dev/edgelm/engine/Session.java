@@ -41,6 +41,8 @@ public final class Session {
     private int length;
     private int pendingToken = -1;
     private float[] lastLogits;
+    /** This session's copy of the last decode step's logits, reused from step to step. */
+    private float[] logitsBuffer;
     private long prefilledTotal;
     private int prefilledLast;
     private long decodedTotal;
@@ -355,7 +357,13 @@ public final class Session {
         float[] logits;
         engine.forwardLock().lock();
         try {
-            logits = model.forward(state, feed, 0, feed.length, Qwen35Model.Logits.LAST);
+            // the model's buffer is overwritten by the next forward of any session: keep a copy
+            float[] shared = model.forwardLast(state, feed, 0, feed.length);
+            if (logitsBuffer == null) {
+                logitsBuffer = new float[shared.length];
+            }
+            System.arraycopy(shared, 0, logitsBuffer, 0, shared.length);
+            logits = logitsBuffer;
         } finally {
             engine.forwardLock().unlock();
         }

@@ -40,6 +40,7 @@ public final class Qwen35Model implements AutoCloseable {
     private final RotaryEmbedding rope;
     private final GatedDeltaNetLayer deltaNet;
     private final GatedAttentionLayer attention;
+    private final Workspace workspace = new Workspace();
 
     public Qwen35Model(Qwen35Config config, Qwen35Weights weights, int threads, AutoCloseable storage) {
         this.config = config;
@@ -73,9 +74,23 @@ public final class Qwen35Model implements AutoCloseable {
 
     /**
      * Feeds {@code tokens[offset .. offset+n)} at the state's position and advances it. Returns logits
-     * [n, vocab] (ALL), [vocab] (LAST) or an empty array (NONE).
+     * [n, vocab] (ALL), [vocab] (LAST) or an empty array (NONE), in a new array the caller owns.
      */
     public float[] forward(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace) {
+        float[] out = run(state, tokens, offset, n, logits, trace);
+        return logits == Logits.LAST ? out.clone() : out;
+    }
+
+    /**
+     * As {@link #forward} with {@link Logits#LAST}, but returns the model's own logits buffer, valid until
+     * the next forward call on this model: decode then allocates nothing per token.
+     */
+    public float[] forwardLast(SequenceState state, int[] tokens, int offset, int n) {
+        return run(state, tokens, offset, n, Logits.LAST, null);
+    }
+
+    /** Forward calls take turns: they share the workspace and the thread pool. */
+    private synchronized float[] run(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace) {
         if (n < 1) {
             throw new IllegalArgumentException("a chunk needs at least one token");
         }
@@ -88,7 +103,7 @@ public final class Qwen35Model implements AutoCloseable {
             }
         }
         state.reserve(n);
-        Workspace ws = state.workspace;
+        Workspace ws = workspace;
         ws.ensure(config, n);
         int start = state.position();
         for (int t = 0; t < n; t++) {
@@ -145,9 +160,11 @@ public final class Qwen35Model implements AutoCloseable {
             }
             case LAST -> {
                 RmsNorm.apply(ws.x, (n - 1) * hidden, weights.finalNorm(), eps, ws.normed, 0);
-                float[] out = new float[vocab];
-                weights.lmHead().matmul(pool, ws.normed, 1, out);
-                return out;
+                if (ws.logits == null) {
+                    ws.logits = new float[vocab];
+                }
+                weights.lmHead().matmul(pool, ws.normed, 1, ws.logits);
+                return ws.logits;
             }
             default -> {
                 RmsNorm.rows(ws.x, n, weights.finalNorm(), eps, ws.normed);

@@ -24,7 +24,6 @@ public final class SequenceState {
     final float[][] keys;
     final float[][] values;
     private int kvAllocated;
-    final Workspace workspace = new Workspace();
 
     /** The fixed-size part of a state at one position. */
     public static final class Checkpoint {

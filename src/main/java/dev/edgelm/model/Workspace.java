@@ -2,7 +2,8 @@ package dev.edgelm.model;
 
 /**
  * Scratch buffers of one forward call, sized for the largest chunk seen so far and reused, so the
- * steady state (decode, or prefill in equal chunks) allocates nothing.
+ * steady state (decode, or prefill in equal chunks) allocates nothing. One per model, shared by every
+ * sequence: forward calls on a model take turns, and a session's state stays free of scratch.
  */
 final class Workspace {
     private int tokens;
@@ -21,6 +22,7 @@ final class Workspace {
     float[] up;       // [n, intermediate]
     float[] cos;      // [n, rotaryDim / 2]
     float[] sin;      // [n, rotaryDim / 2]
+    float[] logits;   // [vocab]: the last position's logits of a decode step
 
     void ensure(Qwen35Config c, int n) {
         if (n <= tokens) {

@@ -23,13 +23,13 @@ public abstract class WeightMatrix {
     /** Per thread: one panel tile's results before they are scattered to the output rows. */
     private static final ThreadLocal<float[]> TILE_OUT =
             ThreadLocal.withInitial(() -> new float[FloatGemm.PANEL_ROWS * FloatGemm.PANEL]);
-    private final ThreadLocal<float[]> tileBuffer;
+    /** Per thread: decoded weight rows of the current tile, sized for the widest matrix seen. */
+    private static final ThreadLocal<float[]> TILE_ROWS = ThreadLocal.withInitial(() -> new float[0]);
 
     protected WeightMatrix(MemorySegment data, int rows, int cols) {
         this.data = data;
         this.rows = rows;
         this.cols = cols;
-        this.tileBuffer = ThreadLocal.withInitial(() -> new float[Math.max(FloatGemm.ROWS, FloatGemm.PANEL_ROWS) * cols]);
     }
 
     public final int rows() {
@@ -77,7 +77,7 @@ public abstract class WeightMatrix {
         }
         // Few tokens: the dot-product tile, four rows by four tokens.
         pool.forRange(rows, FloatGemm.ROWS, (long) rows * cols * n, (start, end) -> {
-            float[] w = tileBuffer.get();
+            float[] w = tileRows();
             int r = start;
             for (; r + FloatGemm.ROWS <= end; r += FloatGemm.ROWS) {
                 for (int i = 0; i < FloatGemm.ROWS; i++) {
@@ -114,7 +114,7 @@ public abstract class WeightMatrix {
         float[] packed = xt;
         int panelBlock = Math.max(1, X_BLOCK_FLOATS / panelFloats);
         pool.forRange(rows, FloatGemm.PANEL_ROWS, (long) rows * cols * n, (start, end) -> {
-            float[] w = tileBuffer.get();
+            float[] w = tileRows();
             float[] tmp = TILE_OUT.get();
             for (int p0 = 0; p0 < panels; p0 += panelBlock) {
                 int p1 = Math.min(panels, p0 + panelBlock);
@@ -137,6 +137,16 @@ public abstract class WeightMatrix {
                 }
             }
         });
+    }
+
+    private float[] tileRows() {
+        float[] w = TILE_ROWS.get();
+        int needed = Math.max(FloatGemm.ROWS, FloatGemm.PANEL_ROWS) * cols;
+        if (w.length < needed) {
+            w = new float[needed];
+            TILE_ROWS.set(w);
+        }
+        return w;
     }
 
     /** {@code out[t * rows + r]}: the dense layout. */

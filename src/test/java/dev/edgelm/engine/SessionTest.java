@@ -88,6 +88,18 @@ class SessionTest {
     }
 
     @Test
+    void interleavedSessionsKeepTheirOwnLogits() {
+        // the sessions share the model's scratch and logits buffers; each must still see only its own
+        Session a = engine.newSession();
+        Session b = engine.newSession();
+        a.prefill(prompt);
+        a.decode(greedy[0]); // a's next token now comes from the logits of this decode step
+        b.prefill(java.util.Arrays.copyOf(prompt, 17));
+        assertClose(row(tokenByToken, 17), b.decode(prompt[17]), 1e-3f);
+        assertArrayEquals(greedy(1, 4), a.generate(greedyUpTo(3)).tokens());
+    }
+
+    @Test
     void tokenByTokenPrefillEqualsOneChunk() {
         Session one = engine.newSession();
         float[] a = one.prefill(prompt, ChunkPlan.maxChunk(prompt.length));
