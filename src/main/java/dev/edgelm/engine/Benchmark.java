@@ -20,6 +20,9 @@ import java.util.SplittableRandom;
  * prefill to the moment the first token is sampled; decode time = from the first sampled token to the
  * token sampled by the last decode step (each step = one forward pass on the previous token + sampling).
  *
+ * <p>Each run starts after a full garbage collection (as JMH does between iterations), so that what an
+ * earlier run left behind (a dropped session's state) is not collected during, or counted in, the next.
+ *
  * <p>After the runs it reads every weight once per pass (three passes) to measure the machine's read
  * bandwidth in the same minute, so that decode can be reported as a share of what memory allows.
  */
@@ -81,11 +84,13 @@ public final class Benchmark {
                     + promptTokens + " prompt + " + decodeTokens + " decode tokens: at least " + needed + " needed");
         }
         int[] prompt = syntheticPrompt(promptTokens, engine.config().vocabSize());
+        System.gc();
         runOnce(engine, prompt, decodeTokens); // warm-up
         double[] prefill = new double[runs];
         double[] decode = new double[runs];
         double[] ttft = new double[runs];
         for (int i = 0; i < runs; i++) {
+            System.gc();
             Run r = runOnce(engine, prompt, decodeTokens);
             prefill[i] = promptTokens / r.prefillSeconds();
             decode[i] = decodeTokens / r.decodeSeconds();

@@ -26,7 +26,9 @@ import java.util.Locale;
  * mapped model under the host's memory pressure, and a dropped page is a disk read in the middle of a
  * token. Anonymous memory is neither split nor dropped. The cost is the read at load time (a copy from the
  * page cache, or from disk on first use as with a mapping); peak memory is the same, the file's size,
- * since the file itself is never mapped.
+ * since the file itself is never mapped. A file larger than three quarters of the available memory is
+ * mapped anyway: mapped pages can be evicted and re-read under memory pressure, anonymous ones (with no
+ * swap) cannot.
  */
 public final class ModelMemory {
     private static final long HUGE_PAGE = 2L << 20;
@@ -57,13 +59,37 @@ public final class ModelMemory {
      */
     public static MemorySegment load(FileChannel channel, Arena arena, Mode mode) throws IOException {
         long size = channel.size();
-        if (mode == Mode.HUGE_PAGES && size > 0) {
+        if (mode == Mode.HUGE_PAGES && size > 0 && fitsInAvailableMemory(size)) {
             MemorySegment s = readIntoHugePages(channel, size, arena);
             if (s != null) {
                 return s;
             }
         }
         return channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+    }
+
+    /**
+     * Anonymous memory cannot be paged back to the file, so a model that would take most of the free memory
+     * is mapped instead: the kernel can then evict and re-read its pages rather than kill the process.
+     */
+    static boolean fitsInAvailableMemory(long size) {
+        long available = availableBytes();
+        return available < 0 || size <= available * 3 / 4;
+    }
+
+    /** {@code MemAvailable} of {@code /proc/meminfo} in bytes, or -1 where unknown. */
+    private static long availableBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) {
+                    String[] parts = line.trim().split("\\s+");
+                    return Long.parseLong(parts[1]) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // fall through: unknown
+        }
+        return -1;
     }
 
     private static boolean transparentHugePagesOffered() {

@@ -54,6 +54,14 @@ class ModelMemoryTest {
     }
 
     @org.junit.jupiter.api.Test
+    void aFileLargerThanTheAvailableMemoryIsNotCopied() {
+        assertTrue(ModelMemory.fitsInAvailableMemory(1 << 20));
+        if (Files.exists(Path.of("/proc/meminfo"))) {
+            assertTrue(!ModelMemory.fitsInAvailableMemory(Long.MAX_VALUE / 2));
+        }
+    }
+
+    @org.junit.jupiter.api.Test
     void mmapCanBeAskedFor() {
         String before = System.getProperty("edgelm.weights");
         try {
