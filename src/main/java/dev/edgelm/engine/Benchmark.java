@@ -23,8 +23,9 @@ import java.util.SplittableRandom;
  * <p>Each run starts after a full garbage collection (as JMH does between iterations), so that what an
  * earlier run left behind (a dropped session's state) is not collected during, or counted in, the next.
  *
- * <p>After the runs it reads every weight once per pass (three passes) to measure the machine's read
- * bandwidth in the same minute, so that decode can be reported as a share of what memory allows.
+ * <p>After the runs it reads every weight once per pass (five passes, the fastest counts) to measure the
+ * machine's read bandwidth in the same minute, so that decode can be reported as a share of what memory
+ * allows.
  */
 public final class Benchmark {
     private Benchmark() {}
@@ -100,7 +101,7 @@ public final class Benchmark {
         List<MemorySegment> storage = weights.matrices().stream().map(WeightMatrix::storage).toList();
         double bandwidth;
         try (Parallel pool = new Parallel(engine.options().threads())) {
-            bandwidth = ReadBandwidth.bytesPerSecond(pool, storage, 3);
+            bandwidth = ReadBandwidth.bytesPerSecond(pool, storage, 5);
         }
         return new Report(promptTokens, decodeTokens, runs, Stat.of(prefill), Stat.of(decode), Stat.of(ttft),
                 weights.decodeBytesPerToken(), bandwidth);
