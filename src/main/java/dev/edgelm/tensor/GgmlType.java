@@ -1,7 +1,5 @@
 package dev.edgelm.tensor;
 
-import dev.edgelm.util.EdgeLmException;
-
 /**
  * ggml tensor types with their GGUF type ids and block geometry: {@code blockSize} values are stored in
  * {@code typeSize} bytes. Types EdgeLM cannot compute with are listed so that errors can name them.
@@ -81,13 +79,5 @@ public enum GgmlType {
     /** The type with GGUF id {@code id}, or null when the id is unknown. */
     public static GgmlType byId(int id) {
         return id >= 0 && id < BY_ID.length ? BY_ID[id] : null;
-    }
-
-    public static GgmlType byIdOrThrow(int id, String where) {
-        GgmlType t = byId(id);
-        if (t == null) {
-            throw new EdgeLmException(where + ": unknown ggml type id " + id);
-        }
-        return t;
     }
 }
