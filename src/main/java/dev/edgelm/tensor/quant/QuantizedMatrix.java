@@ -84,10 +84,6 @@ public abstract class QuantizedMatrix extends WeightMatrix {
         return sums;
     }
 
-    public final GgmlType type() {
-        return type;
-    }
-
     @Override
     public final String typeName() {
         return type.name();
