@@ -109,9 +109,9 @@ final class FloatGemm {
     /**
      * Packs tokens {@code [0, n)} of {@code x} (token-major, {@code cols} floats each) into panels of
      * {@link #PANEL} tokens, column-major inside a panel: {@code xt[p * PANEL * cols + k * PANEL + j] = x[(p *
-     * PANEL + j) * cols + k]}, zeros past token n. Returns the number of panels.
+     * PANEL + j) * cols + k]}, zeros past token n.
      */
-    static int packPanels(float[] x, int n, int cols, float[] xt) {
+    static void packPanels(float[] x, int n, int cols, float[] xt) {
         int panels = (n + PANEL - 1) / PANEL;
         for (int p = 0; p < panels; p++) {
             int base = p * PANEL * cols;
@@ -129,7 +129,6 @@ final class FloatGemm {
                 }
             }
         }
-        return panels;
     }
 
     /**
