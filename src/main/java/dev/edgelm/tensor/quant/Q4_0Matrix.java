@@ -100,7 +100,7 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             }
             float d = max / -8;
             float id = d != 0f ? 1f / d : 0f;
-            dst.set(Quantizing.LE_SHORT, o, Float.floatToFloat16(d));
+            dst.set(Simd.LE_SHORT, o, Float.floatToFloat16(d));
             for (int j = 0; j < 16; j++) {
                 int lo = Math.min(15, (byte) (int) (src[s + j] * id + 8.5f)) & 0xFF;
                 int hi = Math.min(15, (byte) (int) (src[s + 16 + j] * id + 8.5f)) & 0xFF;

@@ -100,7 +100,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             }
             float d = amax / 127;
             float id = d != 0f ? 1f / d : 0f;
-            dst.set(Quantizing.LE_SHORT, o, Float.floatToFloat16(d));
+            dst.set(Simd.LE_SHORT, o, Float.floatToFloat16(d));
             for (int j = 0; j < BLOCK; j++) {
                 dst.set(ValueLayout.JAVA_BYTE, o + 2 + j, (byte) Quantizing.roundHalfAway(src[s + j] * id));
             }

@@ -1,12 +1,7 @@
 package dev.edgelm.tensor.quant;
 
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-
 /** C's float rounding as ggml's reference quantisers use it. */
 final class Quantizing {
-    static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-
     private Quantizing() {}
 
     /** C {@code roundf}: nearest integer, halves away from zero (Java's Math.round rounds them up). */
