@@ -1,15 +1,19 @@
 package dev.edgelm.tensor.quant;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.edgelm.format.gguf.GgufFile;
+import dev.edgelm.format.gguf.GgufTensor;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.WeightMatrix;
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -20,21 +24,39 @@ import org.junit.jupiter.api.Test;
  * Q8_0 / Q4_0 quantisers, run on the BF16 values, must reproduce llama.cpp's bytes exactly.
  */
 class LlamaCppFilesTest {
-    private static final String DIR = "/fixtures/gguf/mini/qwen35-mini-";
-    private static GgufTensors reference;
+    private static final Path DIR = Path.of("src/test/resources/fixtures/gguf/mini");
+    private static GgufFile reference;
 
     @BeforeAll
-    static void loadReference() throws IOException {
-        reference = GgufTensors.load(DIR + "BF16.gguf");
+    static void openReference() {
+        reference = open("BF16");
+    }
+
+    @AfterAll
+    static void closeReference() {
+        reference.close();
+    }
+
+    private static GgufFile open(String format) {
+        return GgufFile.open(DIR.resolve("qwen35-mini-" + format + ".gguf"));
+    }
+
+    private static int rows(GgufTensor t) {
+        return (int) t.info().rowCount();
+    }
+
+    private static int cols(GgufTensor t) {
+        return (int) t.info().rowLength();
     }
 
     private static float[] referenceValues(String name) {
-        GgufTensors.Tensor t = reference.get(name);
+        GgufTensor t = reference.tensor(name);
+        assertNotNull(t, "no tensor " + name + " in the BF16 file");
         assertEquals(GgmlType.BF16, t.type());
-        WeightMatrix m = GgmlMatrices.create(t.type(), t.data(), t.rows(), t.cols(), name);
-        float[] all = new float[t.rows() * t.cols()];
-        for (int r = 0; r < t.rows(); r++) {
-            m.decodeRow(r, all, r * t.cols());
+        WeightMatrix m = GgmlMatrices.create(t.type(), t.data(), rows(t), cols(t), name);
+        float[] all = new float[rows(t) * cols(t)];
+        for (int r = 0; r < rows(t); r++) {
+            m.decodeRow(r, all, r * cols(t));
         }
         return all;
     }
@@ -66,43 +88,44 @@ class LlamaCppFilesTest {
     private record Stats(double maxRatio, double sumSqErr, double sumSq, int tensors) {}
 
     @Test
-    void dequantisedTensorsMatchTheFloatModel() throws IOException {
+    void dequantisedTensorsMatchTheFloatModel() {
         Map<GgmlType, Stats> stats = new EnumMap<>(GgmlType.class);
         for (String file : new String[] {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q3_K_M", "Q2_K"}) {
-            GgufTensors q = GgufTensors.load(DIR + file + ".gguf");
-            for (GgufTensors.Tensor t : q.tensors.values()) {
-                if (t.type().blockSize() == 1) {
-                    continue;
-                }
-                float[] ref = referenceValues(t.name());
-                WeightMatrix m = GgmlMatrices.create(t.type(), t.data(), t.rows(), t.cols(), t.name());
-                float[] row = new float[t.cols()];
-                int block = t.type().blockSize();
-                double maxRatio = 0;
-                double sumSqErr = 0;
-                double sumSq = 0;
-                for (int r = 0; r < t.rows(); r++) {
-                    m.decodeRow(r, row, 0);
-                    for (int b = 0; b < t.cols(); b += block) {
-                        double amax = 0;
-                        double err = 0;
-                        for (int i = b; i < b + block; i++) {
-                            double x = ref[r * t.cols() + i];
-                            amax = Math.max(amax, Math.abs(x));
-                            err = Math.max(err, Math.abs(row[i] - x));
-                            sumSqErr += (row[i] - x) * (row[i] - x);
-                            sumSq += x * x;
-                        }
-                        if (amax > 0) {
-                            maxRatio = Math.max(maxRatio, err / amax);
+            try (GgufFile q = open(file)) {
+                for (GgufTensor t : q.tensors()) {
+                    if (t.type().blockSize() == 1) {
+                        continue;
+                    }
+                    float[] ref = referenceValues(t.name());
+                    WeightMatrix m = GgmlMatrices.create(t.type(), t.data(), rows(t), cols(t), t.name());
+                    float[] row = new float[cols(t)];
+                    int block = t.type().blockSize();
+                    double maxRatio = 0;
+                    double sumSqErr = 0;
+                    double sumSq = 0;
+                    for (int r = 0; r < rows(t); r++) {
+                        m.decodeRow(r, row, 0);
+                        for (int b = 0; b < cols(t); b += block) {
+                            double amax = 0;
+                            double err = 0;
+                            for (int i = b; i < b + block; i++) {
+                                double x = ref[r * cols(t) + i];
+                                amax = Math.max(amax, Math.abs(x));
+                                err = Math.max(err, Math.abs(row[i] - x));
+                                sumSqErr += (row[i] - x) * (row[i] - x);
+                                sumSq += x * x;
+                            }
+                            if (amax > 0) {
+                                maxRatio = Math.max(maxRatio, err / amax);
+                            }
                         }
                     }
+                    assertTrue(maxRatio <= bound(t.type()), file + " " + t.name() + " (" + t.type() + "): block error "
+                            + maxRatio + " of amax exceeds " + bound(t.type()));
+                    Stats s = stats.getOrDefault(t.type(), new Stats(0, 0, 0, 0));
+                    stats.put(t.type(), new Stats(Math.max(s.maxRatio, maxRatio), s.sumSqErr + sumSqErr, s.sumSq + sumSq,
+                            s.tensors + 1));
                 }
-                assertTrue(maxRatio <= bound(t.type()), file + " " + t.name() + " (" + t.type() + "): block error "
-                        + maxRatio + " of amax exceeds " + bound(t.type()));
-                Stats s = stats.getOrDefault(t.type(), new Stats(0, 0, 0, 0));
-                stats.put(t.type(), new Stats(Math.max(s.maxRatio, maxRatio), s.sumSqErr + sumSqErr, s.sumSq + sumSq,
-                        s.tensors + 1));
             }
         }
         assertEquals(9, stats.size(), "block types covered: " + stats.keySet());
@@ -111,32 +134,33 @@ class LlamaCppFilesTest {
     }
 
     @Test
-    void q8_0QuantiserReproducesLlamaCppBytes() throws IOException {
+    void q8_0QuantiserReproducesLlamaCppBytes() {
         assertQuantiserMatches("Q8_0", GgmlType.Q8_0);
     }
 
     @Test
-    void q4_0QuantiserReproducesLlamaCppBytes() throws IOException {
+    void q4_0QuantiserReproducesLlamaCppBytes() {
         assertQuantiserMatches("Q4_0", GgmlType.Q4_0);
     }
 
-    private static void assertQuantiserMatches(String file, GgmlType type) throws IOException {
-        GgufTensors q = GgufTensors.load(DIR + file + ".gguf");
+    private static void assertQuantiserMatches(String file, GgmlType type) {
         int checked = 0;
-        for (GgufTensors.Tensor t : q.tensors.values()) {
-            if (t.type() != type) {
-                continue;
+        try (GgufFile q = open(file)) {
+            for (GgufTensor t : q.tensors()) {
+                if (t.type() != type) {
+                    continue;
+                }
+                float[] ref = referenceValues(t.name());
+                MemorySegment mine = Arena.ofAuto().allocate(t.data().byteSize());
+                if (type == GgmlType.Q8_0) {
+                    Q8_0Matrix.quantize(ref, 0, ref.length, mine, 0);
+                } else {
+                    Q4_0Matrix.quantize(ref, 0, ref.length, mine, 0);
+                }
+                long mismatch = mine.mismatch(t.data());
+                assertEquals(-1, mismatch, t.name() + ": first differing byte");
+                checked++;
             }
-            float[] ref = referenceValues(t.name());
-            MemorySegment mine = Arena.ofAuto().allocate(t.data().byteSize());
-            if (type == GgmlType.Q8_0) {
-                Q8_0Matrix.quantize(ref, 0, ref.length, mine, 0);
-            } else {
-                Q4_0Matrix.quantize(ref, 0, ref.length, mine, 0);
-            }
-            long mismatch = mine.mismatch(t.data());
-            assertEquals(-1, mismatch, t.name() + ": first differing byte");
-            checked++;
         }
         assertTrue(checked >= 30, "only " + checked + " " + type + " tensors");
     }
