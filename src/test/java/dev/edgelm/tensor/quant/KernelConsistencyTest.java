@@ -1,6 +1,7 @@
 package dev.edgelm.tensor.quant;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
@@ -76,8 +77,10 @@ class KernelConsistencyTest {
     @EnumSource(names = {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
     void matmulMatchesScalarReference(GgmlType type) {
         Random r = new Random(100 + type.id());
-        int rows = 37;
+        // rows not a multiple of the 4- and 8-row tiles; enough work that one token is split between threads too
+        int rows = 43;
         int cols = 3 * 256;
+        assertTrue((long) rows * cols >= Parallel.MIN_PARALLEL_COST, "one-token matmul would run inline");
         WeightMatrix m = GgmlMatrices.create(type, randomBlocks(type, rows, cols, r), rows, cols);
         float[][] w = new float[rows][cols];
         for (int row = 0; row < rows; row++) {
