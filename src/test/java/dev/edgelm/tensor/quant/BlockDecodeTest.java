@@ -172,28 +172,26 @@ class BlockDecodeTest {
 
     @Test
     void q4_K() {
-        check(build(GgmlType.Q4_K, (out, o, d, r, exp, e) -> {
-            int[] q = values(r, 256, 0, 15);
-            int[] sc = values(r, 8, 0, 63);
-            int[] mn = values(r, 8, 0, 63);
-            int dmin = 0x2000 | r.nextInt(0x3FF);
-            Blocks.q4_K(out, o, d, dmin, sc, mn, q);
-            for (int i = 0; i < 256; i++) {
-                float d1 = Blocks.half(d) * sc[i / 32];
-                float m1 = Blocks.half(dmin) * mn[i / 32];
-                exp[e + i] = d1 * q[i] - m1;
-            }
-        }));
+        checkSixBitScalesAndMins(GgmlType.Q4_K, 15, Blocks::q4_K);
     }
 
     @Test
     void q5_K() {
-        check(build(GgmlType.Q5_K, (out, o, d, r, exp, e) -> {
-            int[] q = values(r, 256, 0, 31);
+        checkSixBitScalesAndMins(GgmlType.Q5_K, 31, Blocks::q5_K);
+    }
+
+    private interface ScaleMinEncoder {
+        void write(byte[] out, int o, int d, int dmin, int[] sc, int[] mn, int[] q);
+    }
+
+    /** Q4_K and Q5_K: one 6-bit scale and min per 32 values; they differ only in the width of q and its packing. */
+    private static void checkSixBitScalesAndMins(GgmlType type, int qMax, ScaleMinEncoder encoder) {
+        check(build(type, (out, o, d, r, exp, e) -> {
+            int[] q = values(r, 256, 0, qMax);
             int[] sc = values(r, 8, 0, 63);
             int[] mn = values(r, 8, 0, 63);
             int dmin = 0x2000 | r.nextInt(0x3FF);
-            Blocks.q5_K(out, o, d, dmin, sc, mn, q);
+            encoder.write(out, o, d, dmin, sc, mn, q);
             for (int i = 0; i < 256; i++) {
                 float d1 = Blocks.half(d) * sc[i / 32];
                 float m1 = Blocks.half(dmin) * mn[i / 32];
