@@ -4,7 +4,6 @@ import static dev.edgelm.model.Qwen35GgufLayout.VOCAB_SIZE;
 import static dev.edgelm.model.Qwen35GgufLayout.hfValueHeadAt;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.edgelm.convert.Qwen35Tensors.Entry;
 import dev.edgelm.convert.RowStreamWriter.Planned;
 import dev.edgelm.convert.RowStreamWriter.RowSource;
@@ -17,7 +16,6 @@ import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.TensorView;
 import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.util.EdgeLmException;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -76,12 +74,13 @@ public final class GgufConverter {
         if (!Files.isDirectory(folder) || !Files.isRegularFile(configPath)) {
             throw new EdgeLmException(folder + ": not a checkpoint folder (no config.json)");
         }
-        Qwen35Config config = Qwen35Config.load(configPath);
+        JsonNode configJson = HfTokenizerFiles.readJson(configPath);
+        Qwen35Config config = Qwen35Config.fromJson(configJson, configPath.toString());
         try (SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint.open(folder)) {
             GgufConverter conv = new GgufConverter(folder, recipe, warn, config, checkpoint.tensors());
             List<Planned> plan = conv.plan();
             Map<String, GgufValue> meta = new LinkedHashMap<>();
-            boolean hasTokenizer = conv.metadata(meta, readJson(configPath));
+            boolean hasTokenizer = conv.metadata(meta, configJson);
             RowStreamWriter.Result r = RowStreamWriter.write(output, meta, plan, progress, 1);
             return new Result(r.output(), r.bytes(), r.tensors(), r.typeCounts(), hasTokenizer);
         }
@@ -228,13 +227,5 @@ public final class GgufConverter {
     /** The checkpoint vector of a GGUF vector entry. */
     private float[] vec(String name, Entry e) {
         return source(name, e.cols()).toFloatArray();
-    }
-
-    private static JsonNode readJson(Path p) {
-        try {
-            return new ObjectMapper().readTree(Files.readString(p));
-        } catch (IOException e) {
-            throw new EdgeLmException(p + ": cannot read or parse: " + e.getMessage());
-        }
     }
 }

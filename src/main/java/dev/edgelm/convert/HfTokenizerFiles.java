@@ -167,7 +167,8 @@ public final class HfTokenizerFiles {
         return Files.isRegularFile(p) ? readJson(p) : null;
     }
 
-    private static JsonNode readJson(Path p) {
+    /** A JSON file that must hold an object; errors name the file. */
+    static JsonNode readJson(Path p) {
         try {
             JsonNode n = JSON.readTree(Files.readString(p));
             if (n == null || !n.isObject()) {

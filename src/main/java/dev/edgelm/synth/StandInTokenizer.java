@@ -2,6 +2,8 @@ package dev.edgelm.synth;
 
 import dev.edgelm.format.gguf.GenerationDefaults;
 import dev.edgelm.format.gguf.GgufTokenizerData;
+import dev.edgelm.tokenizer.ByteLevel;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -71,24 +73,19 @@ final class StandInTokenizer {
     }
 
     /**
-     * GPT-2's bytes_to_unicode, in its order: the printable bytes ('!'..'~', '¡'..'¬', '®'..'ÿ') map to
-     * themselves, the others to U+0100 onwards; token i is the i-th of that list.
+     * GPT-2's bytes_to_unicode, in its order: the printable bytes map to themselves (below U+0100), the others
+     * to U+0100 onwards in byte order, and token i is the i-th of that list, so sorting the 256 characters
+     * gives the token order.
      */
     static String[] byteTokens() {
-        String[] out = new String[256];
-        int n = 0;
-        boolean[] printable = new boolean[256];
+        char[] chars = new char[256];
         for (int b = 0; b < 256; b++) {
-            printable[b] = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-            if (printable[b]) {
-                out[n++] = String.valueOf((char) b);
-            }
+            chars[b] = ByteLevel.charOf(b);
         }
-        int shifted = 0;
-        for (int b = 0; b < 256; b++) {
-            if (!printable[b]) {
-                out[n++] = String.valueOf((char) (256 + shifted++));
-            }
+        Arrays.sort(chars);
+        String[] out = new String[256];
+        for (int i = 0; i < 256; i++) {
+            out[i] = String.valueOf(chars[i]);
         }
         return out;
     }

@@ -23,14 +23,6 @@ public final class GgufMetadata {
         return values;
     }
 
-    public boolean has(String key) {
-        return values.containsKey(key);
-    }
-
-    public Optional<GgufValue> get(String key) {
-        return Optional.ofNullable(values.get(key));
-    }
-
     private GgufValue require(String key, String what) {
         GgufValue v = values.get(key);
         if (v == null) {

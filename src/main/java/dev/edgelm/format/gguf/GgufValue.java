@@ -208,29 +208,9 @@ public final class GgufValue {
         return ((long[]) value).clone();
     }
 
-    public float[] floats() {
-        requireArray(elementType == GgufValueType.FLOAT32, "f32");
-        return ((float[]) value).clone();
-    }
-
-    public double[] doubles() {
-        requireArray(elementType == GgufValueType.FLOAT64, "f64");
-        return ((double[]) value).clone();
-    }
-
-    public boolean[] booleans() {
-        requireArray(elementType == GgufValueType.BOOL, "bool");
-        return ((boolean[]) value).clone();
-    }
-
     public String[] strings() {
         requireArray(elementType == GgufValueType.STRING, "string");
         return ((String[]) value).clone();
-    }
-
-    public GgufValue[] arrays() {
-        requireArray(elementType == GgufValueType.ARRAY, "array");
-        return ((GgufValue[]) value).clone();
     }
 
     /** The stored Java object without a defensive copy (for the writer). */

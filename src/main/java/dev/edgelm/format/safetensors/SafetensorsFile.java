@@ -39,12 +39,10 @@ public final class SafetensorsFile implements AutoCloseable {
             Map.entry("BOOL", 1), Map.entry("F8_E4M3", 1), Map.entry("F8_E5M2", 1));
     private static final long MAX_HEADER_BYTES = 256L << 20;
 
-    private final Path path;
     private final Arena arena;
     private final Map<String, TensorView> tensors;
 
-    private SafetensorsFile(Path path, Arena arena, Map<String, TensorView> tensors) {
-        this.path = path;
+    private SafetensorsFile(Arena arena, Map<String, TensorView> tensors) {
         this.arena = arena;
         this.tensors = tensors;
     }
@@ -57,7 +55,7 @@ public final class SafetensorsFile implements AutoCloseable {
                 file = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
             }
             Map<String, TensorView> tensors = parse(path, file);
-            return new SafetensorsFile(path, arena, tensors);
+            return new SafetensorsFile(arena, tensors);
         } catch (IOException e) {
             arena.close();
             throw new EdgeLmException(path + ": cannot read: " + e.getMessage(), e);
@@ -168,10 +166,6 @@ public final class SafetensorsFile implements AutoCloseable {
             }
         }
         return Collections.unmodifiableMap(out);
-    }
-
-    public Path path() {
-        return path;
     }
 
     public Map<String, TensorView> tensors() {
