@@ -300,8 +300,7 @@ final class Builtins {
                 return title(Py.str(v));
             }
             case "capitalize" -> {
-                String s = Py.str(v);
-                return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT);
+                return capitalize(Py.str(v));
             }
             case "default", "d" -> {
                 Object fallback = a.isEmpty() ? kw.getOrDefault("default_value", "") : a.get(0);
@@ -499,6 +498,10 @@ final class Builtins {
         return sb.toString();
     }
 
+    static String capitalize(String s) {
+        return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT);
+    }
+
     static String replace(String s, String from, String to, long count) {
         if (count < 0) {
             return s.replace(from, to);
@@ -569,8 +572,7 @@ final class Builtins {
             case "true" -> Boolean.TRUE.equals(v);
             case "false" -> Boolean.FALSE.equals(v);
             case "mapping" -> v instanceof Map<?, ?>;
-            case "sequence" -> v instanceof List<?> || v instanceof String || v instanceof Map<?, ?> || v instanceof Undefined;
-            case "iterable" -> v instanceof List<?> || v instanceof String || v instanceof Map<?, ?> || v instanceof Undefined;
+            case "sequence", "iterable" -> v instanceof List<?> || v instanceof String || v instanceof Map<?, ?> || v instanceof Undefined;
             case "callable" -> v instanceof Runtime.Callable;
             case "sameas" -> v == a.get(0) || (v != null && Py.isNumber(v) && v.equals(a.get(0)));
             case "eq", "equalto", "==" -> Py.eq(v, a.get(0));

@@ -4,11 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Splits template source into text and tags with Jinja's white-space rules: {@code -} next to a delimiter strips
- * all white space on that side; with {@code trim_blocks} the first newline after a block or comment tag is
- * removed; with {@code lstrip_blocks} spaces and tabs from the start of a line up to a block or comment tag are
- * removed ({@code +} turns either off for one tag). Newlines are normalized to {@code \n} and one trailing
- * newline of the source is dropped, as Jinja does by default.
+ * Splits template source into text and tags with Jinja's white-space rules, {@code trim_blocks} and
+ * {@code lstrip_blocks} on (as transformers sets them): {@code -} next to a delimiter strips all white space on
+ * that side; the first newline after a block or comment tag is removed; spaces and tabs from the start of a line
+ * up to a block or comment tag are removed ({@code +} turns either off for one tag). Newlines are normalized to
+ * {@code \n} and one trailing newline of the source is dropped, as Jinja does by default.
  */
 final class Lexer {
     enum Kind { TEXT, VAR, BLOCK }
@@ -16,23 +16,19 @@ final class Lexer {
     record Segment(Kind kind, String content, int line) {}
 
     private final String src;
-    private final boolean trimBlocks;
-    private final boolean lstripBlocks;
     private final List<Segment> out = new ArrayList<>();
     private int pos;
 
-    private Lexer(String source, boolean trimBlocks, boolean lstripBlocks) {
+    private Lexer(String source) {
         String s = source.replace("\r\n", "\n").replace('\r', '\n');
         if (s.endsWith("\n")) {
             s = s.substring(0, s.length() - 1);
         }
         this.src = s;
-        this.trimBlocks = trimBlocks;
-        this.lstripBlocks = lstripBlocks;
     }
 
-    static List<Segment> lex(String source, boolean trimBlocks, boolean lstripBlocks) {
-        Lexer l = new Lexer(source, trimBlocks, lstripBlocks);
+    static List<Segment> lex(String source) {
+        Lexer l = new Lexer(source);
         l.run();
         return l.out;
     }
@@ -66,7 +62,7 @@ final class Lexer {
                 if (sign == '+') {
                     afterOpen++;
                 }
-                if (sign != '+' && lstripBlocks && type != '{') {
+                if (sign != '+' && type != '{') {
                     int lpos = text.lastIndexOf('\n') + 1;
                     if ((lpos > 0 || lineStarting) && onlyBlanks(text, lpos)) {
                         text = text.substring(0, lpos);
@@ -109,7 +105,7 @@ final class Lexer {
             }
             return pos > start && src.charAt(pos - 1) == '\n';
         }
-        if (type != '{' && trimBlocks && endSign != '+' && pos < src.length() && src.charAt(pos) == '\n') {
+        if (type != '{' && endSign != '+' && pos < src.length() && src.charAt(pos) == '\n') {
             pos++;
             return true;
         }

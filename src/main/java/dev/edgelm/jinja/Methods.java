@@ -112,7 +112,7 @@ final class Methods {
                 return Builtins.title(s);
             }
             case "capitalize" -> {
-                return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT);
+                return Builtins.capitalize(s);
             }
             case "replace" -> {
                 String from = str(rt, a.get(0), name);

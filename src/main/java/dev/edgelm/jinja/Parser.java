@@ -92,9 +92,7 @@ final class Parser {
                         expectEnd();
                     } else if (word.equals("else")) {
                         expectEnd();
-                        otherwise = parseBody(Set.of("endif"));
-                        closingWord();
-                        expectEnd();
+                        otherwise = bodyUntil("endif");
                         break;
                     } else {
                         expectEnd();
@@ -135,10 +133,7 @@ final class Parser {
                     return new Node.Set(target, value, at);
                 }
                 expectEnd();
-                List<Node> body = parseBody(Set.of("endset"));
-                closingWord();
-                expectEnd();
-                return new Node.SetBlock(target, body, at);
+                return new Node.SetBlock(target, bodyUntil("endset"), at);
             }
             case "macro" -> {
                 String macroName = expectName(null);
@@ -164,10 +159,7 @@ final class Parser {
                 }
                 tp++;
                 expectEnd();
-                List<Node> body = parseBody(Set.of("endmacro"));
-                closingWord();
-                expectEnd();
-                return new Node.Macro(macroName, params, defaults, body, at);
+                return new Node.Macro(macroName, params, defaults, bodyUntil("endmacro"), at);
             }
             case "break" -> {
                 expectEnd();
@@ -180,13 +172,18 @@ final class Parser {
             case "generation" -> {
                 // transformers' marker of assistant text for masks; it renders its body unchanged
                 expectEnd();
-                List<Node> body = parseBody(Set.of("endgeneration"));
-                closingWord();
-                expectEnd();
-                return new Node.If(List.of(new Expr.Literal(true)), List.of(body), List.of(), at);
+                return new Node.If(List.of(new Expr.Literal(true)), List.of(bodyUntil("endgeneration")), List.of(), at);
             }
             default -> throw error("unknown tag '" + name + "'");
         }
+    }
+
+    /** The statements up to {@code {% ender %}}, consuming that tag. */
+    private List<Node> bodyUntil(String ender) {
+        List<Node> body = parseBody(Set.of(ender));
+        closingWord();
+        expectEnd();
+        return body;
     }
 
     /** Consumes the closing tag parseBody stopped at and returns its first word. */

@@ -2,7 +2,6 @@ package dev.edgelm.jinja;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
@@ -468,13 +467,7 @@ final class Py {
             return new ArrayList<>(m.keySet());
         }
         if (v instanceof String s) {
-            List<Object> chars = new ArrayList<>();
-            for (int i = 0; i < s.length(); ) {
-                int cp = s.codePointAt(i);
-                chars.add(new String(Character.toChars(cp)));
-                i += Character.charCount(cp);
-            }
-            return chars;
+            return codePoints(s);
         }
         if (v instanceof Undefined) {
             return List.of();
@@ -482,10 +475,22 @@ final class Py {
         throw new IllegalArgumentException("'" + typeName(v) + "' object is not iterable");
     }
 
+    /** A string's characters (code points, as Python counts them), each as a string. */
+    static List<String> codePoints(String s) {
+        List<String> out = new ArrayList<>(s.length());
+        for (int i = 0; i < s.length(); ) {
+            int cp = s.codePointAt(i);
+            out.add(new String(Character.toChars(cp)));
+            i += Character.charCount(cp);
+        }
+        return out;
+    }
+
+    /** {@code list(v)}: a new list. */
     static List<Object> toList(Object v) {
         List<Object> out = new ArrayList<>();
-        for (Iterator<?> it = iterate(v).iterator(); it.hasNext(); ) {
-            out.add(it.next());
+        for (Object x : iterate(v)) {
+            out.add(x);
         }
         return out;
     }

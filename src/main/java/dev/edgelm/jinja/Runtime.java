@@ -36,7 +36,7 @@ final class Runtime {
         globals.vars.put("dict", (Callable) (rt, a, kw) -> new LinkedHashMap<>(kw));
         globals.vars.put("namespace", (Callable) Builtins::namespace);
         globals.vars.put("raise_exception", (Callable) (rt, a, kw) -> {
-            throw new TemplateException(a.isEmpty() ? "" : Py.str(a.get(0)), rt.line, true);
+            throw new TemplateException(a.isEmpty() ? "" : Py.str(a.get(0)), rt.line);
         });
         globals.vars.put("strftime_now", (Callable) (rt, a, kw) -> Builtins.strftimeNow(Py.str(a.get(0))));
         globals.vars.putAll(variables);
@@ -409,7 +409,7 @@ final class Runtime {
                 return v;
             }
         } else if ((obj instanceof List<?> || obj instanceof String) && Py.isIntegral(key)) {
-            List<?> seq = obj instanceof String s ? codePoints(s) : (List<?>) obj;
+            List<?> seq = obj instanceof String s ? Py.codePoints(s) : (List<?>) obj;
             long i = Py.toLong(key);
             if (i < 0) {
                 i += seq.size();
@@ -427,7 +427,7 @@ final class Runtime {
             throw u.error(line);
         }
         boolean isString = obj instanceof String;
-        List<?> seq = isString ? codePoints((String) obj) : obj instanceof List<?> l ? l : null;
+        List<?> seq = isString ? Py.codePoints((String) obj) : obj instanceof List<?> l ? l : null;
         if (seq == null) {
             throw error("'" + Py.typeName(obj) + "' object is not subscriptable");
         }
@@ -462,16 +462,6 @@ final class Runtime {
             i += n;
         }
         return Math.max(min, Math.min(max, i));
-    }
-
-    static List<String> codePoints(String s) {
-        List<String> out = new ArrayList<>(s.length());
-        for (int i = 0; i < s.length(); ) {
-            int cp = s.codePointAt(i);
-            out.add(new String(Character.toChars(cp)));
-            i += Character.charCount(cp);
-        }
-        return out;
     }
 
     /** Brings a Java value into the template's value model (see {@link Template}). */

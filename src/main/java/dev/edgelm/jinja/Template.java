@@ -24,7 +24,7 @@ public final class Template {
 
     /** Parses a template; throws {@link TemplateException} with the line of the first syntax error. */
     public static Template parse(String source) {
-        return new Template(Parser.parse(Lexer.lex(source, true, true)));
+        return new Template(Parser.parse(Lexer.lex(source)));
     }
 
     /** Renders with the given variables; throws {@link TemplateException} on a template error. */

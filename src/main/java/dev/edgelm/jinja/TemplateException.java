@@ -7,25 +7,14 @@ package dev.edgelm.jinja;
  */
 public class TemplateException extends RuntimeException {
     private final int line;
-    private final boolean raisedByTemplate;
-
-    TemplateException(String message, int line, boolean raisedByTemplate) {
-        super(message);
-        this.line = line;
-        this.raisedByTemplate = raisedByTemplate;
-    }
 
     TemplateException(String message, int line) {
-        this(message, line, false);
+        super(message);
+        this.line = line;
     }
 
     /** The template line (1-based) where the error happened, or 0 when unknown. */
     public int line() {
         return line;
-    }
-
-    /** Whether the template itself raised this error ({@code raise_exception}); then the message is its text. */
-    public boolean raisedByTemplate() {
-        return raisedByTemplate;
     }
 }

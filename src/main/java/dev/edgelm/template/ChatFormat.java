@@ -46,7 +46,7 @@ public final class ChatFormat {
         if (Files.isDirectory(model)) {
             Tokenizer tokenizer = TokenizerJson.loadFrom(model);
             JsonNode config = readJson(model.resolve("tokenizer_config.json"));
-            return new ChatFormat(tokenizer, loadTemplate(model, config), stopTokenIds(model, tokenizer), model.toString());
+            return new ChatFormat(tokenizer, loadTemplate(model, config), stopTokenIds(model, config, tokenizer), model.toString());
         }
         if (!isGguf(model)) {
             throw new EdgeLmException(model + ": not a checkpoint folder or a .gguf file");
@@ -120,10 +120,6 @@ public final class ChatFormat {
         return tokenizer;
     }
 
-    public boolean hasTemplate() {
-        return template != null;
-    }
-
     /** The chat template; a checkpoint without one (a base model) fails here with a clear message. */
     public ChatTemplate template() {
         if (template == null) {
@@ -157,7 +153,7 @@ public final class ChatFormat {
      * then {@code tokenizer_config.json}'s {@code eos_token}. Not the model config's {@code eos_token_id} alone:
      * for Qwen3.5 that is {@code <|endoftext|>}, while chat turns end with {@code <|im_end|>}.
      */
-    public static int[] stopTokenIds(Path folder, Tokenizer tokenizer) {
+    private static int[] stopTokenIds(Path folder, JsonNode config, Tokenizer tokenizer) {
         Set<Integer> ids = new LinkedHashSet<>();
         Path genPath = folder.resolve("generation_config.json");
         JsonNode gen = readJson(genPath);
@@ -171,7 +167,6 @@ public final class ChatFormat {
             }
             ids.add(id.asInt());
         }
-        JsonNode config = readJson(folder.resolve("tokenizer_config.json"));
         JsonNode eosToken = config.path("eos_token");
         if (eosToken.isObject()) {
             eosToken = eosToken.path("content");

@@ -20,7 +20,6 @@ public final class Tokenizer {
     private final byte[][] tokenBytes;
     private final boolean[] special;
     private final Map<String, Integer> ids;
-    private final List<AddedToken> addedTokens;
     private final AddedTokenMatcher matcher;
     private final Normalizer.Form normalization;
     private final PreTokenizer preTokenizer;
@@ -30,7 +29,6 @@ public final class Tokenizer {
                       Normalizer.Form normalization, PreTokenizer preTokenizer, Bpe bpe) {
         this.tokens = tokens;
         this.ids = ids;
-        this.addedTokens = List.copyOf(addedTokens);
         this.matcher = new AddedTokenMatcher(addedTokens);
         this.normalization = normalization;
         this.preTokenizer = preTokenizer;
@@ -173,11 +171,6 @@ public final class Tokenizer {
         return new IncrementalDecoder(this, skipSpecial);
     }
 
-    /** The bytes a token stands for. */
-    public byte[] bytesOf(int id) {
-        return rawBytes(id).clone();
-    }
-
     byte[] rawBytes(int id) {
         checkId(id);
         return tokenBytes[id];
@@ -208,10 +201,6 @@ public final class Tokenizer {
     /** One more than the highest token id. */
     public int vocabSize() {
         return tokens.length;
-    }
-
-    public List<AddedToken> addedTokens() {
-        return addedTokens;
     }
 
     private void checkId(int id) {
