@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -177,6 +178,10 @@ public final class GgufFile implements AutoCloseable {
 
         final MemorySegment seg;
         final String src;
+        /** One strict decoder for every string of the header (a new one per string cost ~250k allocations). */
+        private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
         long pos;
 
         Reader(MemorySegment seg, String src) {
@@ -220,26 +225,39 @@ public final class GgufFile implements AutoCloseable {
         }
 
         String string(String what) {
-            long len = u64("length of " + what);
+            return string(what, -1);
+        }
+
+        /**
+         * A string; {@code index >= 0} appends {@code " #index"} to {@code what} in errors (built only then:
+         * a vocabulary array holds hundreds of thousands of strings).
+         */
+        String string(String what, long index) {
+            if (remaining() < 8) {
+                need(8, "length of " + numbered(what, index));
+            }
+            long len = seg.get(U64, pos);
+            pos += 8;
             if (len < 0 || len > remaining()) {
-                throw new EdgeLmException(src + ": " + what + ": string length " + Long.toUnsignedString(len)
+                throw new EdgeLmException(src + ": " + numbered(what, index) + ": string length " + Long.toUnsignedString(len)
                         + " runs past the end of the file (" + remaining() + " bytes remain at offset " + pos + ")");
             }
             if (len > Integer.MAX_VALUE - 16) {
-                throw new EdgeLmException(src + ": " + what + ": string length " + len + " is too large");
+                throw new EdgeLmException(src + ": " + numbered(what, index) + ": string length " + len + " is too large");
             }
             ByteBuffer bytes = seg.asSlice(pos, len).asByteBuffer();
             String s;
             try {
-                s = StandardCharsets.UTF_8.newDecoder()
-                        .onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT)
-                        .decode(bytes).toString();
+                s = utf8.decode(bytes).toString();
             } catch (CharacterCodingException e) {
-                throw new EdgeLmException(src + ": " + what + ": string at offset " + pos + " is not valid UTF-8");
+                throw new EdgeLmException(src + ": " + numbered(what, index) + ": string at offset " + pos + " is not valid UTF-8");
             }
             pos += len;
             return s;
+        }
+
+        private static String numbered(String what, long index) {
+            return index < 0 ? what : what + " #" + index;
         }
 
         GgufValue value(GgufValueType type, String what, int depth) {
@@ -338,7 +356,7 @@ public final class GgufFile implements AutoCloseable {
                 case STRING -> {
                     String[] out = new String[n];
                     for (int i = 0; i < n; i++) {
-                        out[i] = string(elem + " #" + i);
+                        out[i] = string(elem, i);
                     }
                     return GgufValue.arrayOf(et, out);
                 }
