@@ -106,13 +106,7 @@ public final class Session {
         checkRoom(ids.length, "a prompt of " + ids.length + " tokens");
         int[] feed = withPending(ids);
         plan.split(feed.length); // validate before changing anything
-        float[] logits;
-        engine.forwardLock().lock();
-        try {
-            logits = model.prefill(state, feed, plan, false);
-        } finally {
-            engine.forwardLock().unlock();
-        }
+        float[] logits = model.prefill(state, feed, plan, false);
         append(ids);
         pendingToken = -1;
         lastLogits = logits;
@@ -354,22 +348,13 @@ public final class Session {
 
     /** One forward call over {@code feed} (the pending token already in it); returns the last logits. */
     private float[] forward(int[] feed) {
-        float[] logits;
-        engine.forwardLock().lock();
-        try {
-            // the model's buffer is overwritten by the next forward of any session: keep a copy
-            float[] shared = model.forwardLast(state, feed, 0, feed.length);
-            if (logitsBuffer == null) {
-                logitsBuffer = new float[shared.length];
-            }
-            System.arraycopy(shared, 0, logitsBuffer, 0, shared.length);
-            logits = logitsBuffer;
-        } finally {
-            engine.forwardLock().unlock();
+        if (logitsBuffer == null) {
+            logitsBuffer = new float[model.config().vocabSize()];
         }
+        model.forwardLast(state, feed, 0, feed.length, logitsBuffer);
         pendingToken = -1;
-        lastLogits = logits;
-        return logits;
+        lastLogits = logitsBuffer;
+        return logitsBuffer;
     }
 
     private void append(int[] ids) {
