@@ -79,11 +79,7 @@ final class ScoreCommand implements Callable<Integer> {
                     }
                 }
                 PrintWriter out = spec.commandLine().getOut();
-                StringBuilder sb = new StringBuilder("greedy:");
-                for (int g : generated) {
-                    sb.append(' ').append(g);
-                }
-                out.println(sb);
+                out.println("greedy: " + TokenIds.join(generated));
                 out.flush();
                 Npy.writeFloat32(output, all, rows, vocab);
             } else {
