@@ -102,7 +102,7 @@ public final class Session {
         if (ids.length == 0) {
             throw new EdgeLmException("nothing to prefill: no token ids given");
         }
-        checkIds(ids);
+        model.checkTokens(ids, 0, ids.length);
         checkRoom(ids.length, "a prompt of " + ids.length + " tokens");
         int[] feed = withPending(ids);
         plan.split(feed.length); // validate before changing anything
@@ -118,7 +118,7 @@ public final class Session {
     /** Feeds one token (after the pending one, if any) and returns the logits that follow it. */
     public float[] decode(int id) {
         single[0] = id;
-        checkIds(single);
+        model.checkTokens(single, 0, 1);
         checkRoom(1, "one more token");
         float[] logits = forward(withPending(single));
         append(single);
@@ -310,15 +310,6 @@ public final class Session {
 
     private int sequenceLength() {
         return state.position() + (pendingToken >= 0 ? 1 : 0);
-    }
-
-    private void checkIds(int[] ids) {
-        int vocab = model.config().vocabSize();
-        for (int id : ids) {
-            if (id < 0 || id >= vocab) {
-                throw new EdgeLmException("token id " + id + " is outside the vocabulary [0, " + vocab + ")");
-            }
-        }
     }
 
     private void checkRoom(int n, String what) {

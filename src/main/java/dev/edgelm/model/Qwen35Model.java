@@ -94,13 +94,8 @@ public final class Qwen35Model implements AutoCloseable {
         run(state, tokens, offset, n, Logits.LAST, null, out);
     }
 
-    /** Forward calls take turns: they share the workspace and the thread pool. */
-    private synchronized void run(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace,
-                                  float[] out) {
-        if (n < 1) {
-            throw new IllegalArgumentException("a chunk needs at least one token");
-        }
-        int hidden = config.hiddenSize();
+    /** Fails with an {@link EdgeLmException} naming the first of {@code tokens[offset .. offset+n)} outside the vocabulary. */
+    public void checkTokens(int[] tokens, int offset, int n) {
         int vocab = config.vocabSize();
         for (int t = 0; t < n; t++) {
             int id = tokens[offset + t];
@@ -108,6 +103,16 @@ public final class Qwen35Model implements AutoCloseable {
                 throw new EdgeLmException("token id " + id + " is outside the vocabulary [0, " + vocab + ")");
             }
         }
+    }
+
+    /** Forward calls take turns: they share the workspace and the thread pool. */
+    private synchronized void run(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace,
+                                  float[] out) {
+        if (n < 1) {
+            throw new IllegalArgumentException("a chunk needs at least one token");
+        }
+        int hidden = config.hiddenSize();
+        checkTokens(tokens, offset, n);
         state.reserve(n);
         Workspace ws = workspace;
         ws.ensure(config, n);
