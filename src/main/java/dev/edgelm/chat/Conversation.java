@@ -302,11 +302,7 @@ public final class Conversation {
     }
 
     private static int commonPrefix(int[] a, int[] b) {
-        int n = Math.min(a.length, b.length);
-        int i = 0;
-        while (i < n && a[i] == b[i]) {
-            i++;
-        }
-        return i;
+        int i = Arrays.mismatch(a, b);
+        return i < 0 ? a.length : i;
     }
 }

@@ -65,9 +65,10 @@ final class ScoreCommand implements Callable<Integer> {
             int vocab = m.config().vocabSize();
             SequenceState state = m.newState(ids.length + greedy);
             float[] prompt = m.prefill(state, ids, plan, true);
-            float[] all = new float[(ids.length + greedy) * vocab];
-            System.arraycopy(prompt, 0, all, 0, prompt.length);
             if (greedy > 0) {
+                // rows: prompt logits, then the logits fed by each generated token except the last one
+                int rows = ids.length + greedy - 1;
+                float[] all = java.util.Arrays.copyOf(prompt, rows * vocab);
                 int[] generated = new int[greedy];
                 float[] last = java.util.Arrays.copyOfRange(prompt, (ids.length - 1) * vocab, ids.length * vocab);
                 for (int i = 0; i < greedy; i++) {
@@ -78,17 +79,11 @@ final class ScoreCommand implements Callable<Integer> {
                     }
                 }
                 PrintWriter out = spec.commandLine().getOut();
-                StringBuilder sb = new StringBuilder("greedy:");
-                for (int g : generated) {
-                    sb.append(' ').append(g);
-                }
-                out.println(sb);
+                out.println("greedy: " + TokenIds.join(generated));
                 out.flush();
-                // rows: prompt logits, then the logits fed by each generated token except the last one
-                float[] trimmed = java.util.Arrays.copyOf(all, (ids.length + greedy - 1) * vocab);
-                Npy.writeFloat32(output, trimmed, ids.length + greedy - 1, vocab);
+                Npy.writeFloat32(output, all, rows, vocab);
             } else {
-                Npy.writeFloat32(output, all, ids.length, vocab);
+                Npy.writeFloat32(output, prompt, ids.length, vocab);
             }
         }
         return 0;

@@ -70,11 +70,7 @@ final class TemplateCommand implements Callable<Integer> {
         String prompt = format.template().render(list(conversation), toolList, !noGenerationPrompt, kwargs);
         PrintWriter out = spec.commandLine().getOut();
         if (ids) {
-            StringBuilder sb = new StringBuilder();
-            for (int id : format.tokenizer().encode(prompt)) {
-                sb.append(sb.isEmpty() ? "" : " ").append(id);
-            }
-            out.println(sb);
+            out.println(TokenIds.join(format.tokenizer().encode(prompt)));
         } else {
             out.print(prompt);
         }

@@ -5,7 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Parses token id lists given on the command line: {@code 1,2,3} or {@code @file} (commas or white space). */
+/** Token id lists on the command line: parses {@code 1,2,3} or {@code @file} (commas or white space); prints ids space-separated. */
 final class TokenIds {
     private TokenIds() {}
 
@@ -37,5 +37,14 @@ final class TokenIds {
             }
         }
         return ids;
+    }
+
+    /** {@code ids} separated by single spaces, as the commands print them. */
+    static String join(int[] ids) {
+        StringBuilder sb = new StringBuilder();
+        for (int id : ids) {
+            sb.append(sb.isEmpty() ? "" : " ").append(id);
+        }
+        return sb.toString();
     }
 }

@@ -58,17 +58,13 @@ final class TokenizeCommand implements Callable<Integer> {
             out.print(tokenizer.decode(ids, skipSpecial));
         } else {
             String text = input.text != null ? input.text : readUtf8(input.file);
-            StringBuilder sb = new StringBuilder();
-            for (int id : tokenizer.encode(text, splitSpecial)) {
-                sb.append(sb.isEmpty() ? "" : " ").append(id);
-            }
-            out.println(sb);
+            out.println(TokenIds.join(tokenizer.encode(text, splitSpecial)));
         }
         out.flush();
         return 0;
     }
 
-    static String readUtf8(Path file) {
+    private static String readUtf8(Path file) {
         try {
             byte[] bytes = Files.readAllBytes(file);
             return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)

@@ -7,7 +7,6 @@ import dev.edgelm.model.Qwen35Config;
 import dev.edgelm.model.Qwen35Model;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A loaded model shared by any number of {@link Session}s. Forward passes of different sessions take
@@ -19,7 +18,6 @@ public final class Engine implements AutoCloseable {
     private final EngineOptions options;
     private final GenerationConfig generationConfig;
     private final double loadSeconds;
-    private final ReentrantLock forwardLock = new ReentrantLock();
 
     private Engine(Qwen35Model model, Path modelPath, EngineOptions options, GenerationConfig generationConfig, double loadSeconds) {
         this.model = model;
@@ -89,10 +87,6 @@ public final class Engine implements AutoCloseable {
 
     Qwen35Model model() {
         return model;
-    }
-
-    ReentrantLock forwardLock() {
-        return forwardLock;
     }
 
     @Override

@@ -102,17 +102,11 @@ public final class Session {
         if (ids.length == 0) {
             throw new EdgeLmException("nothing to prefill: no token ids given");
         }
-        checkIds(ids);
+        model.checkTokens(ids, 0, ids.length);
         checkRoom(ids.length, "a prompt of " + ids.length + " tokens");
         int[] feed = withPending(ids);
         plan.split(feed.length); // validate before changing anything
-        float[] logits;
-        engine.forwardLock().lock();
-        try {
-            logits = model.prefill(state, feed, plan, false);
-        } finally {
-            engine.forwardLock().unlock();
-        }
+        float[] logits = model.prefill(state, feed, plan, false);
         append(ids);
         pendingToken = -1;
         lastLogits = logits;
@@ -124,7 +118,7 @@ public final class Session {
     /** Feeds one token (after the pending one, if any) and returns the logits that follow it. */
     public float[] decode(int id) {
         single[0] = id;
-        checkIds(single);
+        model.checkTokens(single, 0, 1);
         checkRoom(1, "one more token");
         float[] logits = forward(withPending(single));
         append(single);
@@ -318,15 +312,6 @@ public final class Session {
         return state.position() + (pendingToken >= 0 ? 1 : 0);
     }
 
-    private void checkIds(int[] ids) {
-        int vocab = model.config().vocabSize();
-        for (int id : ids) {
-            if (id < 0 || id >= vocab) {
-                throw new EdgeLmException("token id " + id + " is outside the vocabulary [0, " + vocab + ")");
-            }
-        }
-    }
-
     private void checkRoom(int n, String what) {
         int inUse = sequenceLength();
         if ((long) inUse + n > state.capacity()) {
@@ -354,22 +339,13 @@ public final class Session {
 
     /** One forward call over {@code feed} (the pending token already in it); returns the last logits. */
     private float[] forward(int[] feed) {
-        float[] logits;
-        engine.forwardLock().lock();
-        try {
-            // the model's buffer is overwritten by the next forward of any session: keep a copy
-            float[] shared = model.forwardLast(state, feed, 0, feed.length);
-            if (logitsBuffer == null) {
-                logitsBuffer = new float[shared.length];
-            }
-            System.arraycopy(shared, 0, logitsBuffer, 0, shared.length);
-            logits = logitsBuffer;
-        } finally {
-            engine.forwardLock().unlock();
+        if (logitsBuffer == null) {
+            logitsBuffer = new float[model.config().vocabSize()];
         }
+        model.forwardLast(state, feed, 0, feed.length, logitsBuffer);
         pendingToken = -1;
-        lastLogits = logits;
-        return logits;
+        lastLogits = logitsBuffer;
+        return logitsBuffer;
     }
 
     private void append(int[] ids) {

@@ -77,24 +77,25 @@ public final class Qwen35Model implements AutoCloseable {
      * [n, vocab] (ALL), [vocab] (LAST) or an empty array (NONE), in a new array the caller owns.
      */
     public float[] forward(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace) {
-        float[] out = run(state, tokens, offset, n, logits, trace);
-        return logits == Logits.LAST ? out.clone() : out;
+        float[] out = switch (logits) {
+            case ALL -> new float[n * config.vocabSize()];
+            case LAST -> new float[config.vocabSize()];
+            case NONE -> new float[0];
+        };
+        run(state, tokens, offset, n, logits, trace, out);
+        return out;
     }
 
     /**
-     * As {@link #forward} with {@link Logits#LAST}, but returns the model's own logits buffer, valid until
-     * the next forward call on this model: decode then allocates nothing per token.
+     * As {@link #forward} with {@link Logits#LAST}, but writes the logits into {@code out} [vocab], a buffer
+     * the caller reuses: decode then allocates nothing per token.
      */
-    public float[] forwardLast(SequenceState state, int[] tokens, int offset, int n) {
-        return run(state, tokens, offset, n, Logits.LAST, null);
+    public void forwardLast(SequenceState state, int[] tokens, int offset, int n, float[] out) {
+        run(state, tokens, offset, n, Logits.LAST, null, out);
     }
 
-    /** Forward calls take turns: they share the workspace and the thread pool. */
-    private synchronized float[] run(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace) {
-        if (n < 1) {
-            throw new IllegalArgumentException("a chunk needs at least one token");
-        }
-        int hidden = config.hiddenSize();
+    /** Fails with an {@link EdgeLmException} naming the first of {@code tokens[offset .. offset+n)} outside the vocabulary. */
+    public void checkTokens(int[] tokens, int offset, int n) {
         int vocab = config.vocabSize();
         for (int t = 0; t < n; t++) {
             int id = tokens[offset + t];
@@ -102,6 +103,16 @@ public final class Qwen35Model implements AutoCloseable {
                 throw new EdgeLmException("token id " + id + " is outside the vocabulary [0, " + vocab + ")");
             }
         }
+    }
+
+    /** Forward calls take turns: they share the workspace and the thread pool. */
+    private synchronized void run(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace,
+                                  float[] out) {
+        if (n < 1) {
+            throw new IllegalArgumentException("a chunk needs at least one token");
+        }
+        int hidden = config.hiddenSize();
+        checkTokens(tokens, offset, n);
         state.reserve(n);
         Workspace ws = workspace;
         ws.ensure(config, n);
@@ -135,7 +146,7 @@ public final class Qwen35Model implements AutoCloseable {
             }
         }
         state.advance(n);
-        return logits(ws, n, logits, trace);
+        logits(ws, n, logits, trace, out);
     }
 
     /** {@code mixed = down(silu(gate(x)) * up(x))} */
@@ -146,9 +157,8 @@ public final class Qwen35Model implements AutoCloseable {
         layer.mlpDown().matmul(pool, ws.gate, n, ws.mixed);
     }
 
-    private float[] logits(Workspace ws, int n, Logits which, Trace trace) {
+    private void logits(Workspace ws, int n, Logits which, Trace trace, float[] out) {
         int hidden = config.hiddenSize();
-        int vocab = config.vocabSize();
         float eps = config.rmsNormEps();
         switch (which) {
             case NONE -> {
@@ -156,24 +166,17 @@ public final class Qwen35Model implements AutoCloseable {
                     RmsNorm.rows(ws.x, n, weights.finalNorm(), eps, ws.normed);
                     trace.finalNorm(ws.normed, n);
                 }
-                return new float[0];
             }
             case LAST -> {
                 RmsNorm.apply(ws.x, (n - 1) * hidden, weights.finalNorm(), eps, ws.normed, 0);
-                if (ws.logits == null) {
-                    ws.logits = new float[vocab];
-                }
-                weights.lmHead().matmul(pool, ws.normed, 1, ws.logits);
-                return ws.logits;
+                weights.lmHead().matmul(pool, ws.normed, 1, out);
             }
             default -> {
                 RmsNorm.rows(ws.x, n, weights.finalNorm(), eps, ws.normed);
                 if (trace != null) {
                     trace.finalNorm(ws.normed, n);
                 }
-                float[] out = new float[n * vocab];
                 weights.lmHead().matmul(pool, ws.normed, n, out);
-                return out;
             }
         }
     }

@@ -2,11 +2,7 @@ package dev.edgelm.model;
 
 import dev.edgelm.tensor.WeightMatrix;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
-import java.util.function.Consumer;
 
 /**
  * The weights of the Qwen3.5 text decoder in the model's canonical form, whatever file they came from.
@@ -67,35 +63,18 @@ public record Qwen35Weights(
 
     /** Every weight matrix once (a tied output head is the embedding table, counted once). */
     public List<WeightMatrix> matrices() {
-        Set<WeightMatrix> all = Collections.newSetFromMap(new IdentityHashMap<>());
         List<WeightMatrix> list = new ArrayList<>();
-        Consumer<WeightMatrix> add = m -> {
-            if (all.add(m)) {
-                list.add(m);
-            }
-        };
-        add.accept(embedTokens);
+        list.add(embedTokens);
         for (DecoderLayer layer : layers) {
             switch (layer.mixer()) {
-                case GatedDeltaNet d -> {
-                    add.accept(d.inProjQkv());
-                    add.accept(d.inProjZ());
-                    add.accept(d.inProjB());
-                    add.accept(d.inProjA());
-                    add.accept(d.outProj());
-                }
-                case GatedAttention a -> {
-                    add.accept(a.qProj());
-                    add.accept(a.kProj());
-                    add.accept(a.vProj());
-                    add.accept(a.oProj());
-                }
+                case GatedDeltaNet d -> list.addAll(List.of(d.inProjQkv(), d.inProjZ(), d.inProjB(), d.inProjA(), d.outProj()));
+                case GatedAttention a -> list.addAll(List.of(a.qProj(), a.kProj(), a.vProj(), a.oProj()));
             }
-            add.accept(layer.mlpGate());
-            add.accept(layer.mlpUp());
-            add.accept(layer.mlpDown());
+            list.addAll(List.of(layer.mlpGate(), layer.mlpUp(), layer.mlpDown()));
         }
-        add.accept(lmHead);
+        if (lmHead != embedTokens) {
+            list.add(lmHead);
+        }
         return list;
     }
 

@@ -22,7 +22,6 @@ final class Workspace {
     float[] up;       // [n, intermediate]
     float[] cos;      // [n, rotaryDim / 2]
     float[] sin;      // [n, rotaryDim / 2]
-    float[] logits;   // [vocab]: the last position's logits of a decode step
 
     void ensure(Qwen35Config c, int n) {
         if (n <= tokens) {

@@ -5,36 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 class BenchmarkCommandTest {
     private static final String TINY_A = "src/test/resources/fixtures/qwen35/tiny-a";
 
-    private record Result(int code, String out, String err) {}
-
-    private static Result run(String... args) {
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            int code = Main.execute(args);
-            return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
-    }
-
     @Test
     void jsonHasTheAgreedKeys() throws Exception {
-        Result r = run("benchmark", TINY_A, "-p", "8", "-d", "4", "--runs", "2", "--threads", "1", "--json");
-        assertEquals(0, r.code(), r.err());
+        CliRunner r = CliRunner.run("benchmark", TINY_A, "-p", "8", "-d", "4", "--runs", "2", "--threads", "1", "--json");
+        assertEquals(0, r.exitCode(), r.err());
         JsonNode o = new ObjectMapper().readTree(r.out());
         for (String key : new String[] {"prefill_tokens_per_second", "decode_tokens_per_second", "init_seconds",
                 "ttft_seconds", "peak_rss_bytes"}) {
@@ -69,8 +49,8 @@ class BenchmarkCommandTest {
 
     @Test
     void textHasLiteRtLmLines() {
-        Result r = run("benchmark", TINY_A, "-p", "8", "-d", "4", "--runs", "1", "--threads", "1");
-        assertEquals(0, r.code(), r.err());
+        CliRunner r = CliRunner.run("benchmark", TINY_A, "-p", "8", "-d", "4", "--runs", "1", "--threads", "1");
+        assertEquals(0, r.exitCode(), r.err());
         for (String pattern : new String[] {"(?m)^Prefill speed: [0-9.]+ tokens/sec", "(?m)^Decode speed: [0-9.]+ tokens/sec",
                 "(?m)^Init time: [0-9.]+ s$", "(?m)^Time to first token: [0-9.]+ s", "(?m)^Peak memory: [0-9.]+ MB",
                 "(?m)^Decode weight traffic: [0-9.]+ MB per token, [0-9.]+ GB/s$",
@@ -81,11 +61,11 @@ class BenchmarkCommandTest {
 
     @Test
     void badArgumentsAreClearErrors() {
-        Result r = run("benchmark", TINY_A, "-p", "8", "-d", "4", "--max-num-tokens", "10");
-        assertEquals(1, r.code());
+        CliRunner r = CliRunner.run("benchmark", TINY_A, "-p", "8", "-d", "4", "--max-num-tokens", "10");
+        assertEquals(1, r.exitCode());
         assertTrue(r.err().startsWith("error: max number of tokens 10 is too small"), r.err());
-        r = run("benchmark", TINY_A, "-d", "0");
-        assertEquals(1, r.code());
+        r = CliRunner.run("benchmark", TINY_A, "-d", "0");
+        assertEquals(1, r.exitCode());
         assertTrue(r.err().contains("-d/--decode-tokens must be >= 1"), r.err());
     }
 }

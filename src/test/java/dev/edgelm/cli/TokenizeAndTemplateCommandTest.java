@@ -5,10 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.edgelm.format.npy.Npy;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -18,24 +15,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 class TokenizeAndTemplateCommandTest {
     private static final Path TINY = Path.of("src/test/resources/fixtures/qwen35/tiny-chat");
-
-    private record Result(int code, String out, String err) {}
-
-    private static Result run(String... args) {
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            int code = Main.execute(args);
-            return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
-    }
 
     private static String golden(String name) throws IOException {
         return Files.readString(TINY.resolve("golden/" + name));
@@ -50,30 +29,30 @@ class TokenizeAndTemplateCommandTest {
     void tokenizePrintsTheGoldenIds(@TempDir Path tmp) throws IOException {
         Path prompt = tmp.resolve("prompt.txt");
         Files.writeString(prompt, golden("turn1_prompt.txt"));
-        Result r = run("tokenize", TINY.toString(), "--file", prompt.toString());
-        assertEquals(0, r.code(), r.err());
+        CliRunner r = CliRunner.run("tokenize", TINY.toString(), "--file", prompt.toString());
+        assertEquals(0, r.exitCode(), r.err());
         assertEquals(ids("turn1_prompt_ids.npy") + System.lineSeparator(), r.out());
-        Result viaJson = run("tokenize", TINY.resolve("tokenizer.json").toString(), "--text", golden("turn1_prompt.txt"));
+        CliRunner viaJson = CliRunner.run("tokenize", TINY.resolve("tokenizer.json").toString(), "--text", golden("turn1_prompt.txt"));
         assertEquals(r.out(), viaJson.out());
     }
 
     @Test
     void splitSpecialEncodesSpecialTokenStringsAsText() {
-        assertEquals("8194" + System.lineSeparator(), run("tokenize", TINY.toString(), "--text", "<|im_end|>").out());
-        String split = run("tokenize", TINY.toString(), "--text", "<|im_end|>", "--split-special").out().strip();
+        assertEquals("8194" + System.lineSeparator(), CliRunner.run("tokenize", TINY.toString(), "--text", "<|im_end|>").out());
+        String split = CliRunner.run("tokenize", TINY.toString(), "--text", "<|im_end|>", "--split-special").out().strip();
         assertFalse(split.contains("8194"), split);
         assertTrue(split.split(" ").length > 1, split);
         // <think> is an added token but not a special one: still matched
-        assertEquals("8216", run("tokenize", TINY.toString(), "--text", "<think>", "--split-special").out().strip());
+        assertEquals("8216", CliRunner.run("tokenize", TINY.toString(), "--text", "<think>", "--split-special").out().strip());
     }
 
     @Test
     void decodePrintsTheText() throws IOException {
         String reply = Arrays.stream(Npy.read(TINY.resolve("golden/turn1_generated_ids.npy")).toIntArray())
                 .limit(8).mapToObj(Integer::toString).collect(Collectors.joining(","));
-        assertEquals(golden("turn1_reply.txt"), run("tokenize", TINY.toString(), "--decode", reply).out());
-        assertEquals("<|im_end|>", run("tokenize", TINY.toString(), "--decode", "8194").out());
-        assertEquals("", run("tokenize", TINY.toString(), "--decode", "8194", "--skip-special").out());
+        assertEquals(golden("turn1_reply.txt"), CliRunner.run("tokenize", TINY.toString(), "--decode", reply).out());
+        assertEquals("<|im_end|>", CliRunner.run("tokenize", TINY.toString(), "--decode", "8194").out());
+        assertEquals("", CliRunner.run("tokenize", TINY.toString(), "--decode", "8194", "--skip-special").out());
     }
 
     @Test
@@ -81,10 +60,10 @@ class TokenizeAndTemplateCommandTest {
         Path messages = tmp.resolve("conversation.json");
         Files.writeString(messages, "[{\"role\": \"system\", \"content\": \"You are a helpful assistant.\"},"
                 + " {\"role\": \"user\", \"content\": \"What is the capital of France? Answer in one word.\"}]");
-        Result r = run("template", TINY.toString(), "--messages", messages.toString(), "--no-think");
-        assertEquals(0, r.code(), r.err());
+        CliRunner r = CliRunner.run("template", TINY.toString(), "--messages", messages.toString(), "--no-think");
+        assertEquals(0, r.exitCode(), r.err());
         assertEquals(golden("turn1_prompt.txt"), r.out());
-        Result idsOut = run("template", TINY.toString(), "--messages", messages.toString(), "--no-think", "--ids");
+        CliRunner idsOut = CliRunner.run("template", TINY.toString(), "--messages", messages.toString(), "--no-think", "--ids");
         assertEquals(ids("turn1_prompt_ids.npy"), idsOut.out().strip());
     }
 
@@ -94,8 +73,8 @@ class TokenizeAndTemplateCommandTest {
         Files.writeString(messages, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}");
         Path tools = tmp.resolve("tools.json");
         Files.writeString(tools, "[{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {}}}]");
-        Result r = run("template", TINY.toString(), "--messages", messages.toString(), "--tools", tools.toString());
-        assertEquals(0, r.code(), r.err());
+        CliRunner r = CliRunner.run("template", TINY.toString(), "--messages", messages.toString(), "--tools", tools.toString());
+        assertEquals(0, r.exitCode(), r.err());
         assertTrue(r.out().contains("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {}}}\n</tools>"), r.out());
         assertTrue(r.out().endsWith("<|im_start|>assistant\n<think>\n"), r.out());
     }
@@ -104,13 +83,13 @@ class TokenizeAndTemplateCommandTest {
     void templateErrorsAreOneClearLine(@TempDir Path tmp) throws IOException {
         Path messages = tmp.resolve("m.json");
         Files.writeString(messages, "[{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"system\", \"content\": \"late\"}]");
-        Result r = run("template", TINY.toString(), "--messages", messages.toString());
-        assertEquals(1, r.code());
+        CliRunner r = CliRunner.run("template", TINY.toString(), "--messages", messages.toString());
+        assertEquals(1, r.exitCode());
         assertTrue(r.err().startsWith("error: chat template "), r.err());
         assertTrue(r.err().strip().endsWith(": System message must be at the beginning."), r.err());
         assertFalse(r.err().contains("\tat "), r.err());
-        Result bad = run("tokenize", TINY.toString(), "--decode", "1,x");
-        assertEquals(1, bad.code());
+        CliRunner bad = CliRunner.run("tokenize", TINY.toString(), "--decode", "1,x");
+        assertEquals(1, bad.exitCode());
         assertTrue(bad.err().contains("'x' is not a token id"), bad.err());
     }
 }

@@ -89,7 +89,7 @@ class SessionTest {
 
     @Test
     void interleavedSessionsKeepTheirOwnLogits() {
-        // the sessions share the model's scratch and logits buffers; each must still see only its own
+        // the sessions share the model's scratch buffers; each must still see only its own logits
         Session a = engine.newSession();
         Session b = engine.newSession();
         a.prefill(prompt);

@@ -1,5 +1,7 @@
 package dev.edgelm.model;
 
+import dev.edgelm.Fixtures;
+
 /** Comparisons of logits matrices [rows, vocab]. */
 public final class Logit {
     private Logit() {}
@@ -8,21 +10,11 @@ public final class Logit {
         if (a.length != b.length) {
             throw new AssertionError("lengths differ: " + a.length + " vs " + b.length);
         }
-        float m = 0;
-        for (int i = 0; i < a.length; i++) {
-            m = Math.max(m, Math.abs(a[i] - b[i]));
-        }
-        return m;
+        return Fixtures.maxAbsDiff(a, b, 0);
     }
 
     public static int argmax(float[] v, int row, int vocab) {
-        int best = 0;
-        for (int i = 1; i < vocab; i++) {
-            if (v[row * vocab + i] > v[row * vocab + best]) {
-                best = i;
-            }
-        }
-        return best;
+        return Fixtures.argmax(v, row * vocab, vocab);
     }
 
     /** Gap between the largest and second largest logit of a row. */
