@@ -92,11 +92,9 @@ final class RunCommand implements Callable<Integer> {
             throw new EdgeLmException("nothing to answer: give --prompt, pipe text in, or run on a terminal for a chat");
         }
         Path path = localModel(context);
-        if (!ChatFormat.hasTokenizer(path)) {
-            throw new EdgeLmException(path + ": this model has no tokenizer, so it cannot take text; it runs on token ids "
-                    + "only: edgelm score " + path + " --tokens 1,2,3");
-        }
-        ChatFormat format = ChatFormat.load(path);
+        ChatFormat format = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
+                + ": this model has no tokenizer, so it cannot take text; it runs on token ids only: edgelm score "
+                + path + " --tokens 1,2,3"));
         EngineOptions engineOptions = EngineOptions.defaults();
         if (threads != null) {
             engineOptions = engineOptions.withThreads(threads);

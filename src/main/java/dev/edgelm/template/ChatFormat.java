@@ -57,18 +57,19 @@ public final class ChatFormat {
     }
 
     /**
-     * Whether a model carries a tokenizer: a checkpoint folder with {@code tokenizer.json}, a GGUF file with a
-     * {@code tokenizer.ggml.model}. A model without one runs on token ids only.
+     * Tokenizer, template and stop tokens of a model that carries a tokenizer: a checkpoint folder with
+     * {@code tokenizer.json}, a GGUF file with a {@code tokenizer.ggml.model}. Empty for a model without one,
+     * which runs on token ids only. A GGUF header is read once.
      */
-    public static boolean hasTokenizer(Path model) {
+    public static Optional<ChatFormat> loadIfPresent(Path model) {
         if (Files.isDirectory(model)) {
-            return Files.isRegularFile(model.resolve("tokenizer.json"));
+            return Files.isRegularFile(model.resolve("tokenizer.json")) ? Optional.of(load(model)) : Optional.empty();
         }
         if (!isGguf(model)) {
-            return false;
+            return Optional.empty();
         }
         try (GgufFile file = GgufFile.open(model)) {
-            return GgufTokenizerData.read(file.metadata()).isPresent();
+            return read(file);
         }
     }
 

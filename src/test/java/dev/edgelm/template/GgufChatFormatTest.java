@@ -112,9 +112,9 @@ class GgufChatFormatTest {
     void aGgufWithoutTokenizerSaysSo() {
         Path bare = tmp.resolve("tiny-a.gguf");
         GgufConverter.convert(FIXTURES.resolve("tiny-a"), bare, QuantRecipe.BF16, w -> { }, null);
-        assertFalse(ChatFormat.hasTokenizer(bare));
-        assertTrue(ChatFormat.hasTokenizer(gguf));
-        assertTrue(ChatFormat.hasTokenizer(DIR));
+        assertFalse(ChatFormat.loadIfPresent(bare).isPresent());
+        assertTrue(ChatFormat.loadIfPresent(gguf).isPresent());
+        assertTrue(ChatFormat.loadIfPresent(DIR).isPresent());
         EdgeLmException e = assertThrows(EdgeLmException.class, () -> ChatFormat.load(bare));
         assertTrue(e.getMessage().contains("has no tokenizer"), e.getMessage());
     }
