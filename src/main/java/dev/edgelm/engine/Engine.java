@@ -5,7 +5,6 @@ import dev.edgelm.model.ChunkPlan;
 import dev.edgelm.model.ModelLoader;
 import dev.edgelm.model.Qwen35Config;
 import dev.edgelm.model.Qwen35Model;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -38,9 +37,16 @@ public final class Engine implements AutoCloseable {
     /** Loads a local model. */
     public static Engine load(Path path, EngineOptions options) {
         long start = System.nanoTime();
-        Qwen35Model model = ModelLoader.load(path, options.threads());
+        ModelLoader.Opened opened = ModelLoader.open(path, options.threads());
         double seconds = (System.nanoTime() - start) / 1e9;
-        GenerationConfig gen = Files.isDirectory(path) ? GenerationConfig.read(path) : GenerationConfig.readGguf(path);
+        Qwen35Model model = opened.model();
+        GenerationConfig gen;
+        try {
+            gen = opened.ggufMetadata() != null ? GenerationConfig.fromGguf(opened.ggufMetadata()) : GenerationConfig.read(path);
+        } catch (RuntimeException e) {
+            model.close();
+            throw e;
+        }
         return new Engine(model, path, options, gen, seconds);
     }
 

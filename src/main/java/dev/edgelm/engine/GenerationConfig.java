@@ -3,7 +3,7 @@ package dev.edgelm.engine;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.edgelm.format.gguf.GenerationDefaults;
-import dev.edgelm.format.gguf.GgufFile;
+import dev.edgelm.format.gguf.GgufMetadata;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -45,13 +45,11 @@ public record GenerationConfig(
         return fromJson(root, file.toString());
     }
 
-    /** The generation defaults a GGUF file carries ({@link GenerationDefaults}), or {@link #NONE}. */
-    public static GenerationConfig readGguf(Path file) {
-        try (GgufFile gguf = GgufFile.open(file)) {
-            GenerationDefaults d = GenerationDefaults.read(gguf.metadata());
-            return new GenerationConfig(d.doSample(), d.temperature(), d.topK(), d.topP(), d.minP(), d.repetitionPenalty(),
-                    d.presencePenalty(), d.eosTokenIds() == null ? new int[0] : d.eosTokenIds().clone());
-        }
+    /** The generation defaults in a GGUF header ({@link GenerationDefaults}), or {@link #NONE}. */
+    public static GenerationConfig fromGguf(GgufMetadata metadata) {
+        GenerationDefaults d = GenerationDefaults.read(metadata);
+        return new GenerationConfig(d.doSample(), d.temperature(), d.topK(), d.topP(), d.minP(), d.repetitionPenalty(),
+                d.presencePenalty(), d.eosTokenIds() == null ? new int[0] : d.eosTokenIds().clone());
     }
 
     public static GenerationConfig fromJson(JsonNode root, String source) {

@@ -31,7 +31,11 @@ public final class GgufLoader {
     }
 
     public static Qwen35Model load(Path path, int threads) {
-        GgufFile file = GgufFile.open(path, ModelMemory.preferredMode());
+        return load(GgufFile.open(path, ModelMemory.preferredMode()), threads);
+    }
+
+    /** The model of an open file, which it then owns (closed with the model, or here if loading fails). */
+    public static Qwen35Model load(GgufFile file, int threads) {
         try {
             Qwen35Config config = config(file);
             return new Qwen35Model(config, weights(file, config), threads, file);
