@@ -28,7 +28,7 @@ public final class ModelLoader {
         if (!Files.exists(path)) {
             throw new EdgeLmException(path + ": no such file or folder");
         }
-        if (path.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".gguf")) {
+        if (GgufFile.isGgufName(path)) {
             GgufFile file = GgufFile.open(path, ModelMemory.preferredMode());
             return new Opened(GgufLoader.load(file, threads), file.metadata());
         }

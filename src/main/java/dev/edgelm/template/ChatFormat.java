@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -114,7 +113,7 @@ public final class ChatFormat {
     }
 
     private static boolean isGguf(Path file) {
-        return Files.isRegularFile(file) && file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".gguf");
+        return Files.isRegularFile(file) && GgufFile.isGgufName(file);
     }
 
     public Tokenizer tokenizer() {

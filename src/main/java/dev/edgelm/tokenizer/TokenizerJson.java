@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.edgelm.format.gguf.GgufFile;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -38,7 +39,7 @@ public final class TokenizerJson {
         if (!java.nio.file.Files.exists(fileOrFolder)) {
             throw new EdgeLmException(fileOrFolder + ": no such file or folder");
         }
-        if (fileOrFolder.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".gguf")) {
+        if (GgufFile.isGgufName(fileOrFolder)) {
             return TokenizerGguf.load(fileOrFolder);
         }
         return load(fileOrFolder);

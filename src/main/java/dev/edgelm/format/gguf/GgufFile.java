@@ -62,6 +62,12 @@ public final class GgufFile implements AutoCloseable {
         this.dataOffset = dataOffset;
     }
 
+    /** Whether {@code path} is named as a GGUF file ({@code .gguf}, any case). */
+    public static boolean isGgufName(Path path) {
+        Path name = path.getFileName();
+        return name != null && name.toString().toLowerCase(java.util.Locale.ROOT).endsWith(".gguf");
+    }
+
     /** Maps and validates {@code path}. */
     public static GgufFile open(Path path) {
         return open(path, ModelMemory.Mode.MAPPED);
