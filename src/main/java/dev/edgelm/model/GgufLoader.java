@@ -6,6 +6,7 @@ import dev.edgelm.format.ModelMemory;
 import dev.edgelm.format.gguf.GgufFile;
 import dev.edgelm.format.gguf.GgufMetadata;
 import dev.edgelm.format.gguf.GgufTensor;
+import dev.edgelm.format.gguf.GgufTokenizerData;
 import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.util.EdgeLmException;
 import java.nio.file.Path;
@@ -99,7 +100,7 @@ public final class GgufLoader {
                 m.requireDouble(ROPE_FREQ_BASE), sections, keyHeads, valueHeads, keyDim, inner / valueHeads,
                 m.requirePositiveInt(SSM_CONV_KERNEL), m.requirePositiveInt(FEED_FORWARD_LENGTH), (int) vocab,
                 (float) m.requireDouble(RMS_EPS), file.tensor(OUTPUT) == null, true,
-                m.optLong("tokenizer.ggml.eos_token_id").map(Long::intValue).orElse(-1));
+                m.optLong(GgufTokenizerData.EOS_ID).map(Long::intValue).orElse(-1));
     }
 
     public static Qwen35Weights weights(GgufFile file, Qwen35Config config) {
