@@ -16,13 +16,13 @@ import jdk.incubator.vector.VectorSpecies;
  * loads 4 weight vectors and 4 activation vectors and issues 16 FMAs into 16 accumulators, each reduced
  * across lanes at the end.
  */
-final class FloatGemm {
+public final class FloatGemm {
     static final int ROWS = 4;
     static final int TOKENS = 4;
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final int L = F.length();
     /** Tokens per packed activation panel of {@link #panelTile}: two vectors. */
-    static final int PANEL = 2 * L;
+    public static final int PANEL = 2 * L;
     /** Weight rows per {@link #panelTile}. */
     static final int PANEL_ROWS = 8;
 
@@ -111,7 +111,7 @@ final class FloatGemm {
      * {@link #PANEL} tokens, column-major inside a panel: {@code xt[p * PANEL * cols + k * PANEL + j] = x[(p *
      * PANEL + j) * cols + k]}, zeros past token n.
      */
-    static void packPanels(float[] x, int n, int cols, float[] xt) {
+    public static void packPanels(float[] x, int n, int cols, float[] xt) {
         int panels = (n + PANEL - 1) / PANEL;
         for (int p = 0; p < panels; p++) {
             int base = p * PANEL * cols;
@@ -197,10 +197,11 @@ final class FloatGemm {
         a61.intoArray(tmp, 6 * PANEL + L);
         a70.intoArray(tmp, 7 * PANEL);
         a71.intoArray(tmp, 7 * PANEL + L);
-        for (int i = 0; i < PANEL_ROWS; i++) {
-            int o = t0 * outStride + outOff + row0 + i;
-            for (int j = 0; j < tokens; j++) {
-                out[o + j * outStride] = tmp[i * PANEL + j];
+        // Token by token: a token's rows are adjacent in out.
+        for (int j = 0; j < tokens; j++) {
+            int o = (t0 + j) * outStride + outOff + row0;
+            for (int i = 0; i < PANEL_ROWS; i++) {
+                out[o + i] = tmp[i * PANEL + j];
             }
         }
     }

@@ -7,13 +7,16 @@ import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
+import dev.edgelm.tensor.FloatGemm;
 import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.tensor.Parallel;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -49,6 +52,40 @@ public final class Q4_0Matrix extends QuantizedMatrix {
                 }
             }
         }
+    }
+
+    /**
+     * Decodes row {@code row} to its Q4_0 values as shorts ({@code nibble - 8}, in [-8, 7]) at
+     * {@code dst[off..]} and its block scales to {@code scales[sOff..]}, for {@link Q4_0Gemm}.
+     */
+    void decodeShorts(int row, short[] dst, int off, float[] scales, int sOff) {
+        long base = row * rowBytes;
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            scales[sOff + b] = Simd.fp16(data, o);
+            ShortVector w = (ShortVector) ByteVector.fromMemorySegment(ByteVector.SPECIES_128, data, o + 2, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2S, ShortVector.SPECIES_256, 0);
+            int e = off + b * BLOCK;
+            w.and((short) 0x0F).sub((short) 8).intoArray(dst, e);
+            w.lanewise(VectorOperators.LSHR, 4).sub((short) 8).intoArray(dst, e + 16);
+        }
+    }
+
+    /**
+     * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks as llama.cpp does
+     * ({@link Q4_0Gemm}); decode and shorter chunks always multiply float activations.
+     */
+    public static boolean roundsPrefillActivations() {
+        return Q4_0Gemm.ENABLED;
+    }
+
+    @Override
+    public void matmul(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
+        if (n >= FloatGemm.PANEL / 2 && Q4_0Gemm.ENABLED) {
+            Q4_0Gemm.matmul(this, pool, x, n, out, outStride, outOff);
+            return;
+        }
+        super.matmul(pool, x, n, out, outStride, outOff);
     }
 
     @Override
