@@ -1,14 +1,13 @@
 package dev.edgelm.format.npy;
 
+import dev.edgelm.util.AtomicFiles;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -123,11 +122,8 @@ public final class Npy {
         int unpadded = 10 + dict.length() + 1;
         int padding = (64 - unpadded % 64) % 64;
         String header = dict + " ".repeat(padding) + "\n";
-        Path parent = path.toAbsolutePath().getParent();
-        Path tmp = null;
         try {
-            tmp = Files.createTempFile(parent, "." + path.getFileName(), ".tmp");
-            try (OutputStream out = Files.newOutputStream(tmp)) {
+            AtomicFiles.write(path, out -> {
                 ByteBuffer head = ByteBuffer.allocate(10).order(ByteOrder.LITTLE_ENDIAN);
                 head.put(MAGIC).put((byte) 1).put((byte) 0).putShort((short) header.length());
                 out.write(head.array());
@@ -141,16 +137,8 @@ public final class Npy {
                     body.putFloat(v);
                 }
                 out.write(body.array(), 0, body.position());
-            }
-            Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            });
         } catch (IOException e) {
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // the original error is the one to report
-                }
-            }
             throw new EdgeLmException(path + ": cannot write: " + e.getMessage());
         }
     }
