@@ -79,8 +79,7 @@ public final class HfTokenizerFiles {
 
     /** The generation defaults of {@code generation_config.json}, or {@link GenerationDefaults#NONE}. */
     public static GenerationDefaults generationDefaults(Path folder) {
-        JsonNode j = optionalJson(folder.resolve("generation_config.json"));
-        return j == null ? GenerationDefaults.NONE : GenerationDefaults.fromJson(j);
+        return GenerationDefaults.readFolder(folder);
     }
 
     /**

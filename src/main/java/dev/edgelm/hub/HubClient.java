@@ -2,6 +2,7 @@ package dev.edgelm.hub;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.edgelm.util.AtomicFiles;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,7 +16,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -222,7 +222,7 @@ public final class HubClient {
             fetch(repo, uri, file, part);
             String problem = check(file, part);
             if (problem == null) {
-                Files.move(part, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                AtomicFiles.commit(part, target);
                 return;
             }
             Files.deleteIfExists(part);
@@ -486,9 +486,7 @@ public final class HubClient {
 
     private static void writeAtomically(Path file, String content) throws IOException {
         Files.createDirectories(file.getParent());
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        Files.writeString(tmp, content);
-        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        AtomicFiles.write(file, out -> out.write(content.getBytes(StandardCharsets.UTF_8)));
     }
 
     /** A transfer that failed for network reasons (worth retrying or resuming). */

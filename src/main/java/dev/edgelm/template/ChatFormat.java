@@ -155,17 +155,13 @@ public final class ChatFormat {
      */
     private static int[] stopTokenIds(Path folder, JsonNode config, Tokenizer tokenizer) {
         Set<Integer> ids = new LinkedHashSet<>();
-        Path genPath = folder.resolve("generation_config.json");
-        JsonNode gen = readJson(genPath);
-        JsonNode eos = gen.path("eos_token_id");
-        for (JsonNode id : eos.isArray() ? eos : List.of(eos)) {
-            if (id.isMissingNode() || id.isNull()) {
-                continue;
+        int[] eos = GenerationDefaults.readFolder(folder).eosTokenIds();
+        for (int id : eos == null ? new int[0] : eos) {
+            if (id < 0 || id >= tokenizer.vocabSize()) {
+                throw new EdgeLmException(folder.resolve(GenerationDefaults.FILE_NAME) + ": eos_token_id " + id
+                        + " is not a token id of this tokenizer");
             }
-            if (!id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= tokenizer.vocabSize()) {
-                throw new EdgeLmException(genPath + ": eos_token_id " + id + " is not a token id of this tokenizer");
-            }
-            ids.add(id.asInt());
+            ids.add(id);
         }
         JsonNode eosToken = config.path("eos_token");
         if (eosToken.isObject()) {

@@ -66,7 +66,7 @@ public final class TokenizerGguf {
         try {
             return Tokenizer.create(byId, merges, added, form, preTokenizer, false);
         } catch (EdgeLmException e) {
-            throw new EdgeLmException(where + ": tokenizer: " + e.getMessage());
+            throw new EdgeLmException(where + ": " + e.getMessage());
         }
     }
 

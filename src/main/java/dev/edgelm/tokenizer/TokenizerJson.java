@@ -164,7 +164,11 @@ public final class TokenizerJson {
         if (!decoder.isMissingNode() && !decoder.isNull() && !"ByteLevel".equals(decoder.path("type").asText())) {
             throw new EdgeLmException(where + ": decoder.type '" + decoder.path("type").asText() + "' is not supported (ByteLevel only)");
         }
-        return Tokenizer.create(tokens, merges, added, form, pre, model.path("ignore_merges").asBoolean(false));
+        try {
+            return Tokenizer.create(tokens, merges, added, form, pre, model.path("ignore_merges").asBoolean(false));
+        } catch (EdgeLmException e) {
+            throw new EdgeLmException(where + ": " + e.getMessage());
+        }
     }
 
     private static Normalizer.Form parseNormalizer(JsonNode node, String where) {
@@ -218,12 +222,18 @@ public final class TokenizerJson {
                             + "'" + (node.path("invert").asBoolean(false) ? " and invert" : "") + " is not supported (Isolated only)");
                 }
                 JsonNode pattern = node.path("pattern");
+                String regex;
                 if (pattern.has("Regex")) {
-                    steps.add(PreTokenizer.regex(pattern.path("Regex").asText()));
+                    regex = pattern.path("Regex").asText();
                 } else if (pattern.has("String")) {
-                    steps.add(PreTokenizer.regex(java.util.regex.Pattern.quote(pattern.path("String").asText())));
+                    regex = java.util.regex.Pattern.quote(pattern.path("String").asText());
                 } else {
                     throw new EdgeLmException(where + ": pre_tokenizer Split has no pattern");
+                }
+                try {
+                    steps.add(PreTokenizer.regex(regex));
+                } catch (EdgeLmException e) {
+                    throw new EdgeLmException(where + ": " + e.getMessage());
                 }
             }
             case "ByteLevel" -> {

@@ -1,11 +1,11 @@
 package dev.edgelm.model;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.edgelm.Fixtures;
+import dev.edgelm.format.npy.Npy;
 import dev.edgelm.util.EdgeLmException;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -42,14 +42,30 @@ class SequenceStateTest {
     @Test
     void aCopyIsIndependentOfItsOriginal() {
         int[] ids = Fixtures.npy("qwen35/tiny-b/golden/prompt_ids.npy").toIntArray();
+        Npy.Array golden = Fixtures.npy("qwen35/tiny-b/golden/logits_full.npy");
+        int vocab = golden.dim(1);
+        int[] other = ids.clone();
+        for (int i = 0; i < other.length; i++) {
+            other[i] = (ids[i] + 7) % 500;
+        }
         try (Qwen35Model m = model()) {
-            SequenceState a = m.newState(64);
-            m.forward(a, ids, 0, 20, Qwen35Model.Logits.NONE);
-            SequenceState b = a.copy();
-            float[] fromA = m.forward(a, ids, 20, 21, Qwen35Model.Logits.LAST);
-            m.forward(a, ids, 0, 5, Qwen35Model.Logits.NONE); // keep mutating the original
-            float[] fromB = m.forward(b, ids, 20, 21, Qwen35Model.Logits.LAST);
-            assertArrayEquals(fromA, fromB);
+            SequenceState original = m.newState(64);
+            m.forward(original, ids, 0, 20, Qwen35Model.Logits.NONE);
+            SequenceState copy = original.copy();
+            // The original starts over with other tokens, rewriting every position the copy reads, so a conv
+            // window, recurrent state or KV cache shared between the two would change the copy's logits.
+            original.reset();
+            m.forward(original, other, 0, other.length, Qwen35Model.Logits.NONE);
+            float[] fromCopy = m.forward(copy, ids, 20, 21, Qwen35Model.Logits.LAST);
+            assertEquals(41, copy.position());
+            // Against the reference's logits, not bit-exactly against a second run of our own: the Vector API
+            // leaves the lane order of reduceLanes(ADD) unspecified, and HotSpot adds the lanes in sequence
+            // until C2 compiles VectorMath.dot and in another order after, so two runs of one computation
+            // can differ in the last bits (5e-7 seen). A shared buffer moves these logits by 0.02 to 2, far
+            // beyond the fixture's float32 contract of 1e-3.
+            float[] expected = Arrays.copyOfRange(golden.floats(), 40 * vocab, 41 * vocab);
+            float diff = Fixtures.maxAbsDiff(expected, fromCopy, 0);
+            assertTrue(diff <= 1e-3f, "max abs diff " + diff);
         }
     }
 

@@ -77,7 +77,7 @@ public class MatVecBenchmark {
             case Q4_0 -> Q4_0Matrix.quantize(w, 0, w.length, data, 0);
             default -> randomBlocks(t, data, r);
         }
-        matrix = GgmlMatrices.create(t, data, rows, cols, "bench");
+        matrix = GgmlMatrices.create(t, data, rows, cols, "tensor bench");
         pool = new Parallel(threads);
         x = new float[cols];
         for (int i = 0; i < cols; i++) {

@@ -1,11 +1,19 @@
 package dev.edgelm.format.gguf;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.edgelm.util.EdgeLmException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
  * Sampling defaults a model ships with (Hugging Face's {@code generation_config.json}), carried in a GGUF
- * file as {@code edgelm.generation.*} keys, which llama.cpp ignores. Absent fields are null.
+ * file as {@code edgelm.generation.*} keys, which llama.cpp ignores. Absent fields are null. The one reader of
+ * {@code generation_config.json} for the engine, the converter and the chat format.
  */
 public record GenerationDefaults(
         Boolean doSample,
@@ -19,29 +27,83 @@ public record GenerationDefaults(
 
     public static final String PREFIX = "edgelm.generation.";
     public static final GenerationDefaults NONE = new GenerationDefaults(null, null, null, null, null, null, null, null);
+    public static final String FILE_NAME = "generation_config.json";
+    private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** From a parsed {@code generation_config.json}. */
-    public static GenerationDefaults fromJson(JsonNode j) {
-        int[] eos = null;
-        JsonNode e = j.get("eos_token_id");
-        if (e != null && e.isArray()) {
-            eos = new int[e.size()];
-            for (int i = 0; i < eos.length; i++) {
-                eos[i] = e.get(i).asInt();
-            }
-        } else if (e != null && e.canConvertToInt()) {
-            eos = new int[] {e.asInt()};
-        }
-        return new GenerationDefaults(
-                j.hasNonNull("do_sample") ? j.get("do_sample").asBoolean() : null,
-                number(j, "temperature"), number(j, "top_p"),
-                j.hasNonNull("top_k") && j.get("top_k").canConvertToInt() ? j.get("top_k").asInt() : null,
-                number(j, "min_p"), number(j, "repetition_penalty"), number(j, "presence_penalty"), eos);
+    /** {@code folder/generation_config.json} ({@link #readJson}), or {@link #NONE} when the folder has none. */
+    public static GenerationDefaults readFolder(Path folder) {
+        Path file = folder.resolve(FILE_NAME);
+        return Files.isRegularFile(file) ? readJson(file) : NONE;
     }
 
-    private static Double number(JsonNode j, String field) {
-        JsonNode v = j.get(field);
-        return v != null && v.isNumber() ? v.asDouble() : null;
+    /**
+     * Parses a {@code generation_config.json}. Every field is optional (absent or null: null here) and unknown
+     * fields are ignored; a file that is not a JSON object, or a known field of the wrong type, is rejected
+     * naming the file.
+     */
+    public static GenerationDefaults readJson(Path file) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(Files.readString(file));
+        } catch (IOException e) {
+            throw new EdgeLmException(file + ": cannot read or parse: " + e.getMessage());
+        }
+        if (root == null || !root.isObject()) {
+            throw new EdgeLmException(file + ": not a JSON object");
+        }
+        JsonNode doSample = present(root, "do_sample");
+        if (doSample != null && !doSample.isBoolean()) {
+            throw new EdgeLmException(file + ": field 'do_sample' must be true or false, got " + doSample);
+        }
+        return new GenerationDefaults(
+                doSample == null ? null : doSample.asBoolean(),
+                number(root, "temperature", file),
+                number(root, "top_p", file),
+                integer(root, "top_k", file),
+                number(root, "min_p", file),
+                number(root, "repetition_penalty", file),
+                number(root, "presence_penalty", file),
+                tokenIds(root, "eos_token_id", file));
+    }
+
+    private static JsonNode present(JsonNode root, String field) {
+        JsonNode v = root.get(field);
+        return v == null || v.isNull() ? null : v;
+    }
+
+    private static Double number(JsonNode root, String field, Path file) {
+        JsonNode v = present(root, field);
+        if (v != null && !v.isNumber()) {
+            throw new EdgeLmException(file + ": field '" + field + "' must be a number, got " + v);
+        }
+        return v == null ? null : v.asDouble();
+    }
+
+    private static Integer integer(JsonNode root, String field, Path file) {
+        JsonNode v = present(root, field);
+        if (v != null && !(v.isIntegralNumber() && v.canConvertToInt())) {
+            throw new EdgeLmException(file + ": field '" + field + "' must be an integer, got " + v);
+        }
+        return v == null ? null : v.asInt();
+    }
+
+    /** {@code eos_token_id} is a single id or a list of ids. */
+    private static int[] tokenIds(JsonNode root, String field, Path file) {
+        JsonNode v = present(root, field);
+        if (v == null) {
+            return null;
+        }
+        List<JsonNode> ids = new ArrayList<>();
+        (v.isArray() ? v : List.of(v)).forEach(ids::add);
+        int[] out = new int[ids.size()];
+        for (int i = 0; i < out.length; i++) {
+            JsonNode id = ids.get(i);
+            if (!(id.isIntegralNumber() && id.canConvertToInt())) {
+                throw new EdgeLmException(file + ": field '" + field + "' must be a token id or a list of them, got " + v);
+            }
+            out[i] = id.asInt();
+        }
+        return out;
     }
 
     public static GenerationDefaults read(GgufMetadata m) {

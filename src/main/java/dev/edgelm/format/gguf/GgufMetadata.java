@@ -19,6 +19,11 @@ public final class GgufMetadata {
         this.source = source;
     }
 
+    /** The file the metadata came from, as error messages name it. */
+    public String source() {
+        return source;
+    }
+
     public Map<String, GgufValue> asMap() {
         return values;
     }

@@ -25,11 +25,7 @@ public record GgufTensor(GgufTensorInfo info, MemorySegment data, String source)
         if (rows > Integer.MAX_VALUE || cols > Integer.MAX_VALUE) {
             throw new EdgeLmException(source + ": tensor " + name() + " is too large: " + info);
         }
-        if (!GgmlMatrices.SUPPORTED.contains(type())) {
-            throw new EdgeLmException(source + ": tensor " + name() + " has type " + type()
-                    + ", which EdgeLM cannot compute with (supported: " + GgmlMatrices.SUPPORTED.stream().map(Enum::name).sorted().toList() + ")");
-        }
-        return GgmlMatrices.create(type(), data, (int) rows, (int) cols, name());
+        return GgmlMatrices.create(type(), data, (int) rows, (int) cols, source + ": tensor " + name());
     }
 
     /** All elements as float32 (for the small float tensors: norms, biases, the conv kernel). */

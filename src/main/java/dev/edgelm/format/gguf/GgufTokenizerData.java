@@ -1,5 +1,7 @@
 package dev.edgelm.format.gguf;
 
+import dev.edgelm.util.EdgeLmException;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Optional;
@@ -75,11 +77,11 @@ public record GgufTokenizerData(
         String[] tokens = m.optStringArray(TOKENS).orElse(new String[0]);
         int[] types = m.optIntArray(TOKEN_TYPE).orElseGet(() -> {
             int[] t = new int[tokens.length];
-            java.util.Arrays.fill(t, TYPE_NORMAL);
+            Arrays.fill(t, TYPE_NORMAL);
             return t;
         });
         if (types.length != tokens.length) {
-            throw new dev.edgelm.util.EdgeLmException("tokenizer: " + TOKEN_TYPE + " has " + types.length
+            throw new EdgeLmException(m.source() + ": " + TOKEN_TYPE + " has " + types.length
                     + " entries but " + TOKENS + " has " + tokens.length);
         }
         return Optional.of(new GgufTokenizerData(model.get(), m.optString(PRE).orElse("default"), tokens, types,

@@ -1,6 +1,7 @@
 package dev.edgelm.format.gguf;
 
 import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.util.AtomicFiles;
 import dev.edgelm.util.EdgeLmException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -8,10 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -79,16 +77,14 @@ public final class GgufWriter implements AutoCloseable {
         for (GgufTensorInfo t : infos) {
             total = GgufFile.alignUp(total + t.byteSize(), alignment);
         }
-        Path dir = target.toAbsolutePath().getParent();
         Path temp;
         try {
-            // createFile, unlike createTempFile, keeps the usual permissions (umask) for the finished file
-            temp = Files.createFile(dir.resolve("." + target.getFileName() + "." + ProcessHandle.current().pid()
-                    + "." + System.nanoTime() + ".part"));
+            temp = AtomicFiles.createTemporarySibling(target);
         } catch (IOException e) {
-            throw new EdgeLmException(target + ": cannot create a file in " + dir + ": " + e.getMessage(), e);
+            throw new EdgeLmException(target + ": cannot create a file in " + target.toAbsolutePath().getParent() + ": "
+                    + e.getMessage(), e);
         }
-        Thread cleanup = new Thread(() -> deleteQuietly(temp), "gguf-writer-cleanup");
+        Thread cleanup = new Thread(() -> AtomicFiles.deleteQuietly(temp), "gguf-writer-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
         FileChannel ch = null;
         try {
@@ -100,7 +96,7 @@ public final class GgufWriter implements AutoCloseable {
             return w;
         } catch (IOException | RuntimeException e) {
             closeQuietly(ch);
-            deleteQuietly(temp);
+            AtomicFiles.deleteQuietly(temp);
             removeHook(cleanup);
             throw e instanceof IOException io ? new EdgeLmException(temp + ": cannot write: " + io.getMessage(), io) : (RuntimeException) e;
         }
@@ -167,20 +163,15 @@ public final class GgufWriter implements AutoCloseable {
         }
     }
 
-    /** Checks that every tensor was written, syncs, and renames the temporary file onto the target. */
+    /** Checks that every tensor was written, then syncs the temporary file and renames it onto the target. */
     public void finish() {
         if (currentTensor() != null) {
             throw new IllegalStateException("tensor " + currentTensor().name() + " and later ones are not written yet");
         }
         try {
             flush();
-            channel.force(true);
             channel.close();
-            try {
-                Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
+            AtomicFiles.commit(temp, target);
         } catch (IOException e) {
             throw new EdgeLmException(target + ": cannot write: " + e.getMessage(), e);
         }
@@ -193,7 +184,7 @@ public final class GgufWriter implements AutoCloseable {
     public void close() {
         if (!finished) {
             closeQuietly(channel);
-            deleteQuietly(temp);
+            AtomicFiles.deleteQuietly(temp);
             removeHook(cleanup);
             finished = true;
         }
@@ -386,14 +377,6 @@ public final class GgufWriter implements AutoCloseable {
             } catch (IOException e) {
                 // nothing to do: the file is deleted next
             }
-        }
-    }
-
-    private static void deleteQuietly(Path p) {
-        try {
-            Files.deleteIfExists(p);
-        } catch (IOException e) {
-            // best effort on the failure path
         }
     }
 }

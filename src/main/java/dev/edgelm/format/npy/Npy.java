@@ -1,14 +1,15 @@
 package dev.edgelm.format.npy;
 
+import dev.edgelm.util.AtomicFiles;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -21,6 +22,9 @@ public final class Npy {
     private static final Pattern DESCR = Pattern.compile("'descr':\\s*'([^']+)'");
     private static final Pattern ORDER = Pattern.compile("'fortran_order':\\s*(True|False)");
     private static final Pattern SHAPE = Pattern.compile("'shape':\\s*\\(([^)]*)\\)");
+
+    /** The most elements a Java array can hold. */
+    private static final long MAX_ELEMENTS = Integer.MAX_VALUE - 8;
 
     private Npy() {}
 
@@ -48,21 +52,22 @@ public final class Npy {
         }
         ByteBuffer buf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < MAGIC.length; i++) {
-            if (bytes.length < 10 || bytes[i] != MAGIC[i]) {
+            if (bytes.length < MAGIC.length || bytes[i] != MAGIC[i]) {
                 throw new EdgeLmException(path + ": not a .npy file");
             }
         }
-        int major = bytes[6];
-        int headerLen;
-        int dataStart;
-        if (major == 1) {
-            headerLen = Short.toUnsignedInt(buf.getShort(8));
-            dataStart = 10 + headerLen;
-        } else {
-            headerLen = buf.getInt(8);
-            dataStart = 12 + headerLen;
+        // magic, major and minor version, then the header length: 2 bytes in version 1, 4 in versions 2 and 3
+        int lengthBytes = bytes.length > 6 && bytes[6] != 1 ? 4 : 2;
+        if (bytes.length < 8 + lengthBytes) {
+            throw new EdgeLmException(path + ": truncated .npy header (" + bytes.length + " bytes)");
         }
-        String header = new String(bytes, dataStart - headerLen, headerLen, StandardCharsets.ISO_8859_1);
+        long headerLen = lengthBytes == 2 ? Short.toUnsignedInt(buf.getShort(8)) : Integer.toUnsignedLong(buf.getInt(8));
+        long dataStart = 8 + lengthBytes + headerLen;
+        if (dataStart > bytes.length) {
+            throw new EdgeLmException(path + ": truncated .npy header: " + headerLen + " bytes declared, "
+                    + (bytes.length - 8 - lengthBytes) + " present");
+        }
+        String header = new String(bytes, 8 + lengthBytes, (int) headerLen, StandardCharsets.ISO_8859_1);
         Matcher d = DESCR.matcher(header);
         Matcher o = ORDER.matcher(header);
         Matcher s = SHAPE.matcher(header);
@@ -72,38 +77,66 @@ public final class Npy {
         if (o.group(1).equals("True")) {
             throw new EdgeLmException(path + ": Fortran-order arrays are not supported");
         }
-        String[] dims = s.group(1).split(",");
+        String dtype = d.group(1);
+        int itemBytes = switch (dtype) {
+            case "<f4", "<i4" -> 4;
+            case "<i8" -> 8;
+            default -> throw new EdgeLmException(path + ": unsupported dtype " + dtype);
+        };
+        long[] shape = shape(s.group(1), path);
         long count = 1;
-        java.util.List<Long> shape = new java.util.ArrayList<>();
-        for (String dim : dims) {
-            if (!dim.isBlank()) {
-                long v = Long.parseLong(dim.trim());
-                shape.add(v);
-                count *= v;
-            }
+        for (long dim : shape) { // saturates past MAX_ELEMENTS, so a huge shape cannot overflow
+            count = dim == 0 || count == 0 ? 0 : count <= MAX_ELEMENTS / dim ? count * dim : MAX_ELEMENTS + 1;
         }
-        long[] shapeArr = shape.stream().mapToLong(Long::longValue).toArray();
-        buf.position(dataStart);
-        switch (d.group(1)) {
+        if (count > MAX_ELEMENTS) {
+            throw new EdgeLmException(path + ": shape (" + s.group(1) + ") holds too many elements for one array");
+        }
+        long dataBytes = count * itemBytes;
+        if (bytes.length - dataStart < dataBytes) {
+            throw new EdgeLmException(path + ": truncated: shape (" + s.group(1).trim() + ") of " + dtype + " needs "
+                    + dataBytes + " bytes of data, the file has " + (bytes.length - dataStart));
+        }
+        buf.position((int) dataStart);
+        switch (dtype) {
             case "<f4" -> {
                 float[] f = new float[(int) count];
                 buf.asFloatBuffer().get(f);
-                return new Array(shapeArr, f, null);
+                return new Array(shape, f, null);
             }
             case "<i8" -> {
                 long[] l = new long[(int) count];
                 buf.asLongBuffer().get(l);
-                return new Array(shapeArr, null, l);
+                return new Array(shape, null, l);
             }
-            case "<i4" -> {
+            default -> { // <i4
                 long[] l = new long[(int) count];
                 for (int i = 0; i < count; i++) {
-                    l[i] = buf.getInt(dataStart + 4 * i);
+                    l[i] = buf.getInt((int) dataStart + 4 * i);
                 }
-                return new Array(shapeArr, null, l);
+                return new Array(shape, null, l);
             }
-            default -> throw new EdgeLmException(path + ": unsupported dtype " + d.group(1));
         }
+    }
+
+    /** The dims of a header's shape tuple, e.g. "2, 3" or "5," or "" (a scalar). */
+    private static long[] shape(String tuple, Path path) {
+        List<Long> dims = new ArrayList<>();
+        for (String dim : tuple.split(",")) {
+            if (dim.isBlank()) {
+                continue;
+            }
+            long v;
+            try {
+                v = Long.parseLong(dim.trim());
+            } catch (NumberFormatException e) {
+                v = -1;
+            }
+            if (v < 0) {
+                throw new EdgeLmException(path + ": malformed .npy shape (" + tuple + ")");
+            }
+            dims.add(v);
+        }
+        return dims.stream().mapToLong(Long::longValue).toArray();
     }
 
     /** Writes a float32 array of the given shape, atomically (temporary file, then rename). */
@@ -123,11 +156,8 @@ public final class Npy {
         int unpadded = 10 + dict.length() + 1;
         int padding = (64 - unpadded % 64) % 64;
         String header = dict + " ".repeat(padding) + "\n";
-        Path parent = path.toAbsolutePath().getParent();
-        Path tmp = null;
         try {
-            tmp = Files.createTempFile(parent, "." + path.getFileName(), ".tmp");
-            try (OutputStream out = Files.newOutputStream(tmp)) {
+            AtomicFiles.write(path, out -> {
                 ByteBuffer head = ByteBuffer.allocate(10).order(ByteOrder.LITTLE_ENDIAN);
                 head.put(MAGIC).put((byte) 1).put((byte) 0).putShort((short) header.length());
                 out.write(head.array());
@@ -141,16 +171,8 @@ public final class Npy {
                     body.putFloat(v);
                 }
                 out.write(body.array(), 0, body.position());
-            }
-            Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            });
         } catch (IOException e) {
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // the original error is the one to report
-                }
-            }
             throw new EdgeLmException(path + ": cannot write: " + e.getMessage());
         }
     }

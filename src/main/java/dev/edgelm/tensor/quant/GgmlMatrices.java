@@ -12,7 +12,7 @@ import java.util.Set;
 
 /** The {@link WeightMatrix} kernel for a ggml tensor type, over the tensor's stored bytes (no copy). */
 public final class GgmlMatrices {
-    /** The types {@link #create} accepts. */
+    /** The types {@link #create} accepts (the one place that decides it). */
     public static final Set<GgmlType> SUPPORTED = Set.copyOf(EnumSet.of(
             GgmlType.F32, GgmlType.F16, GgmlType.BF16,
             GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1,
@@ -21,17 +21,17 @@ public final class GgmlMatrices {
     private GgmlMatrices() {}
 
     public static WeightMatrix create(GgmlType type, MemorySegment data, int rows, int cols) {
-        return create(type, data, rows, cols, null);
+        return create(type, data, rows, cols, "a tensor");
     }
 
     /**
      * A {@code [rows, cols]} matrix of {@code type} over {@code data}, which must hold exactly
-     * {@code rows * type.byteSize(cols)} bytes. {@code tensorName} (may be null) names the tensor in errors.
+     * {@code rows * type.byteSize(cols)} bytes. {@code what} names the tensor in errors, e.g.
+     * {@code "model.gguf: tensor output.weight"}.
      */
-    public static WeightMatrix create(GgmlType type, MemorySegment data, int rows, int cols, String tensorName) {
-        String what = tensorName == null ? "a tensor" : "tensor " + tensorName;
+    public static WeightMatrix create(GgmlType type, MemorySegment data, int rows, int cols, String what) {
         if (!SUPPORTED.contains(type)) {
-            throw new EdgeLmException(what + " has type " + type + ", which EdgeLM does not support (supported: "
+            throw new EdgeLmException(what + " has type " + type + ", which EdgeLM cannot compute with (supported: "
                     + String.join(", ", EnumSet.copyOf(SUPPORTED).stream().map(Enum::name).toList()) + ")");
         }
         QuantizedMatrix.checkShape(type, data, rows, cols, what);

@@ -120,6 +120,18 @@ class GgufRoundTripTest {
     }
 
     @Test
+    void aTensorOfATypeWithoutAKernelIsNamedWithItsFile() {
+        Path file = dir.resolve("iq.gguf");
+        GgufTestFiles.write(file, Map.of(), List.of(new GgufTestFiles.Tensor(
+                new GgufWriter.TensorSpec("blk.0.ffn_up.weight", new long[] {256, 1}, GgmlType.IQ2_XS), new byte[74])));
+        try (GgufFile g = GgufFile.open(file)) {
+            EdgeLmException e = assertThrows(EdgeLmException.class, () -> g.tensor("blk.0.ffn_up.weight").asMatrix());
+            assertTrue(e.getMessage().startsWith(file + ": tensor blk.0.ffn_up.weight has type IQ2_XS, which EdgeLM cannot "
+                    + "compute with (supported: F32, F16, Q4_0"), e.getMessage());
+        }
+    }
+
+    @Test
     void writerRejectsRowsThatAreNotWholeBlocks() {
         assertThrows(IllegalArgumentException.class, () -> GgufWriter.create(dir.resolve("x.gguf"), Map.of(),
                 List.of(new GgufWriter.TensorSpec("q", new long[] {48, 2}, GgmlType.Q8_0))));

@@ -55,7 +55,7 @@ class BlockDecodeTest {
     }
 
     private static void check(Case c) {
-        WeightMatrix m = GgmlMatrices.create(c.type, Blocks.segment(c.bytes), c.rows, c.cols, "test");
+        WeightMatrix m = GgmlMatrices.create(c.type, Blocks.segment(c.bytes), c.rows, c.cols, "tensor test");
         assertEquals(c.type.name(), m.typeName());
         Random r = new Random(99);
         float[] x = new float[c.cols];

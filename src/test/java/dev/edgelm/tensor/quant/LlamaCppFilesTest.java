@@ -53,7 +53,7 @@ class LlamaCppFilesTest {
         GgufTensor t = reference.tensor(name);
         assertNotNull(t, "no tensor " + name + " in the BF16 file");
         assertEquals(GgmlType.BF16, t.type());
-        WeightMatrix m = GgmlMatrices.create(t.type(), t.data(), rows(t), cols(t), name);
+        WeightMatrix m = GgmlMatrices.create(t.type(), t.data(), rows(t), cols(t), "tensor " + name);
         float[] all = new float[rows(t) * cols(t)];
         for (int r = 0; r < rows(t); r++) {
             m.decodeRow(r, all, r * cols(t));
@@ -97,7 +97,7 @@ class LlamaCppFilesTest {
                         continue;
                     }
                     float[] ref = referenceValues(t.name());
-                    WeightMatrix m = GgmlMatrices.create(t.type(), t.data(), rows(t), cols(t), t.name());
+                    WeightMatrix m = GgmlMatrices.create(t.type(), t.data(), rows(t), cols(t), "tensor " + t.name());
                     float[] row = new float[cols(t)];
                     int block = t.type().blockSize();
                     double maxRatio = 0;
