@@ -88,6 +88,7 @@ final class BenchmarkCommand implements Callable<Integer> {
                 + ", runs: " + r.runs() + " (after 1 warm-up run)");
         out.println(format("Init time: %.3f s", engine.loadSeconds()));
         out.println(format("Time to first token: %.4f s", r.ttftSeconds().median()) + range(r.ttftSeconds(), "%.4f s"));
+        out.println(format("Time to first token of the warm-up run (kernels still compiling): %.4f s", r.firstTtftSeconds()));
         out.println(format("Prefill speed: %.2f tokens/sec", r.prefillTokensPerSecond().median()) + range(r.prefillTokensPerSecond(), "%.2f"));
         out.println(format("Decode speed: %.2f tokens/sec", r.decodeTokensPerSecond().median()) + range(r.decodeTokensPerSecond(), "%.2f"));
         out.println(format("Decode weight traffic: %.1f MB per token, %.1f GB/s", r.decodeBytesPerToken() / 1e6,
@@ -123,6 +124,7 @@ final class BenchmarkCommand implements Callable<Integer> {
         o.put("decode_tokens_per_second_max", r.decodeTokensPerSecond().max());
         o.put("ttft_seconds_min", r.ttftSeconds().min());
         o.put("ttft_seconds_max", r.ttftSeconds().max());
+        o.put("ttft_first_run_seconds", r.firstTtftSeconds());
         o.put("prompt_tokens", r.promptTokens());
         o.put("decode_tokens", r.decodeTokens());
         o.put("runs", r.runs());

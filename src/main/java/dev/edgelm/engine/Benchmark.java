@@ -44,11 +44,12 @@ public final class Benchmark {
     /**
      * Speeds in tokens per second, times in seconds. {@code decodeBytesPerToken}: weight bytes one decode
      * step reads; {@code readBytesPerSecond}: how fast the pool's threads read those weights with no other
-     * work, measured right after the runs (see {@link ReadBandwidth}).
+     * work, measured right after the runs (see {@link ReadBandwidth}). {@code firstTtftSeconds}: the
+     * warm-up run's time to first token, what a fresh process sees while the JIT compiles the kernels.
      */
     public record Report(int promptTokens, int decodeTokens, int runs, Stat prefillTokensPerSecond,
-                         Stat decodeTokensPerSecond, Stat ttftSeconds, long decodeBytesPerToken,
-                         double readBytesPerSecond) {
+                         Stat decodeTokensPerSecond, Stat ttftSeconds, double firstTtftSeconds,
+                         long decodeBytesPerToken, double readBytesPerSecond) {
 
         /** Weight bytes per second the median decode moved. */
         public double decodeBytesPerSecond() {
@@ -86,7 +87,7 @@ public final class Benchmark {
         }
         int[] prompt = syntheticPrompt(promptTokens, engine.config().vocabSize());
         System.gc();
-        runOnce(engine, prompt, decodeTokens); // warm-up
+        Run warmUp = runOnce(engine, prompt, decodeTokens);
         double[] prefill = new double[runs];
         double[] decode = new double[runs];
         double[] ttft = new double[runs];
@@ -104,7 +105,7 @@ public final class Benchmark {
             bandwidth = ReadBandwidth.bytesPerSecond(pool, storage, 5);
         }
         return new Report(promptTokens, decodeTokens, runs, Stat.of(prefill), Stat.of(decode), Stat.of(ttft),
-                weights.decodeBytesPerToken(), bandwidth);
+                warmUp.ttftSeconds(), weights.decodeBytesPerToken(), bandwidth);
     }
 
     static Run runOnce(Engine engine, int[] prompt, int decodeTokens) {

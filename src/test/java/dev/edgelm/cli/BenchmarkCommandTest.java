@@ -17,7 +17,7 @@ class BenchmarkCommandTest {
         assertEquals(0, r.exitCode(), r.err());
         JsonNode o = new ObjectMapper().readTree(r.out());
         for (String key : new String[] {"prefill_tokens_per_second", "decode_tokens_per_second", "init_seconds",
-                "ttft_seconds", "peak_rss_bytes"}) {
+                "ttft_seconds", "ttft_first_run_seconds", "peak_rss_bytes"}) {
             assertTrue(o.get(key).isNumber() && o.get(key).asDouble() > 0, key + " in " + r.out());
         }
         assertEquals(8, o.get("prompt_tokens").asInt());

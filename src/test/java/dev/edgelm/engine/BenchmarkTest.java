@@ -36,6 +36,7 @@ class BenchmarkTest {
             assertEquals(4, r.decodeTokens());
             assertTrue(r.prefillTokensPerSecond().min() > 0 && r.decodeTokensPerSecond().min() > 0);
             assertTrue(r.ttftSeconds().min() > 0);
+            assertTrue(r.firstTtftSeconds() > 0);
             assertTrue(r.prefillTokensPerSecond().min() <= r.prefillTokensPerSecond().median());
             assertTrue(r.prefillTokensPerSecond().median() <= r.prefillTokensPerSecond().max());
             EdgeLmException e = assertThrows(EdgeLmException.class, () -> Benchmark.run(engine, 8, 5, 1));
