@@ -106,12 +106,30 @@ public final class FloatGemm {
         }
     }
 
+    /** Per calling thread: the activations of the current chunk, packed into panels. */
+    private static final ThreadLocal<float[]> PANELS = ThreadLocal.withInitial(() -> new float[0]);
+
+    /**
+     * Tokens {@code [0, n)} of {@code x} packed by {@link #packPanels} into the calling thread's panel buffer,
+     * which is returned (valid until the thread's next call).
+     */
+    public static float[] packedPanels(float[] x, int n, int cols) {
+        int size = (n + PANEL - 1) / PANEL * PANEL * cols;
+        float[] xt = PANELS.get();
+        if (xt.length < size) {
+            xt = new float[size];
+            PANELS.set(xt);
+        }
+        packPanels(x, n, cols, xt);
+        return xt;
+    }
+
     /**
      * Packs tokens {@code [0, n)} of {@code x} (token-major, {@code cols} floats each) into panels of
      * {@link #PANEL} tokens, column-major inside a panel: {@code xt[p * PANEL * cols + k * PANEL + j] = x[(p *
      * PANEL + j) * cols + k]}, zeros past token n.
      */
-    public static void packPanels(float[] x, int n, int cols, float[] xt) {
+    static void packPanels(float[] x, int n, int cols, float[] xt) {
         int panels = (n + PANEL - 1) / PANEL;
         for (int p = 0; p < panels; p++) {
             int base = p * PANEL * cols;

@@ -18,8 +18,6 @@ public abstract class WeightMatrix {
     protected final MemorySegment data;
     protected final int rows;
     protected final int cols;
-    /** Per calling thread: the activations of the current chunk, packed into panels. */
-    private static final ThreadLocal<float[]> PANEL_BUFFER = ThreadLocal.withInitial(() -> new float[0]);
     /** Per thread: one panel tile's results before they are scattered to the output rows. */
     private static final ThreadLocal<float[]> TILE_OUT =
             ThreadLocal.withInitial(() -> new float[FloatGemm.PANEL_ROWS * FloatGemm.PANEL]);
@@ -105,13 +103,7 @@ public abstract class WeightMatrix {
     private void matmulPanels(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
         int panelFloats = FloatGemm.PANEL * cols;
         int panels = (n + FloatGemm.PANEL - 1) / FloatGemm.PANEL;
-        float[] xt = PANEL_BUFFER.get();
-        if (xt.length < panels * panelFloats) {
-            xt = new float[panels * panelFloats];
-            PANEL_BUFFER.set(xt);
-        }
-        FloatGemm.packPanels(x, n, cols, xt);
-        float[] packed = xt;
+        float[] packed = FloatGemm.packedPanels(x, n, cols);
         int panelBlock = Math.max(1, X_BLOCK_FLOATS / panelFloats);
         pool.forRange(rows, FloatGemm.PANEL_ROWS, (long) rows * cols * n, (start, end) -> {
             float[] w = tileRows();

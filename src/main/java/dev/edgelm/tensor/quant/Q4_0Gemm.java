@@ -2,6 +2,7 @@ package dev.edgelm.tensor.quant;
 
 import dev.edgelm.tensor.FloatGemm;
 import dev.edgelm.tensor.Parallel;
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
@@ -40,8 +41,7 @@ final class Q4_0Gemm {
     static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("edgelm.q4.int8act", "true"))
             && FloatVector.SPECIES_PREFERRED.length() >= 16 && FloatGemm.PANEL == PANEL;
 
-    /** Per calling thread: float panels, then their int8 values and scales. */
-    private static final ThreadLocal<float[]> FLOAT_PANELS = ThreadLocal.withInitial(() -> new float[0]);
+    /** Per calling thread: the chunk's int8 activation panels and their scales. */
     private static final ThreadLocal<short[]> Q_PANELS = ThreadLocal.withInitial(() -> new short[0]);
     private static final ThreadLocal<float[]> D_PANELS = ThreadLocal.withInitial(() -> new float[0]);
     /** Per thread: a tile's rows as shorts, their scales, and the tile's results. */
@@ -57,11 +57,9 @@ final class Q4_0Gemm {
         int rows = m.rows();
         int blocks = cols / BLOCK;
         int panels = (n + PANEL - 1) / PANEL;
-        float[] xt = buffer(FLOAT_PANELS, panels * PANEL * cols);
         short[] xq = shorts(Q_PANELS, panels * PANEL * cols);
         float[] xd = buffer(D_PANELS, panels * PANEL * blocks);
-        FloatGemm.packPanels(x, n, cols, xt);
-        quantizePanels(xt, panels, cols, xq, xd);
+        quantizePanels(FloatGemm.packedPanels(x, n, cols), panels, cols, xq, xd);
         pool.forRange(rows, ROWS, (long) rows * cols * n, (start, end) -> {
             short[] w = shorts(TILE_ROWS, ROWS * cols);
             float[] wd = buffer(TILE_SCALES, ROWS * blocks);
@@ -73,8 +71,8 @@ final class Q4_0Gemm {
                     if (i < count) {
                         m.decodeShorts(r + i, w, i * cols, wd, i * blocks);
                     } else {
-                        java.util.Arrays.fill(w, i * cols, (i + 1) * cols, (short) 0);
-                        java.util.Arrays.fill(wd, i * blocks, (i + 1) * blocks, 0f);
+                        Arrays.fill(w, i * cols, (i + 1) * cols, (short) 0);
+                        Arrays.fill(wd, i * blocks, (i + 1) * blocks, 0f);
                     }
                 }
                 for (int p = 0; p < panels; p++) {
