@@ -110,28 +110,26 @@ public final class FloatGemm {
     private static final ThreadLocal<float[]> PANELS = ThreadLocal.withInitial(() -> new float[0]);
 
     /**
-     * Tokens {@code [0, n)} of {@code x} packed by {@link #packPanels} into the calling thread's panel buffer,
-     * which is returned (valid until the thread's next call).
+     * The calling thread's panel buffer, large enough for {@code n} tokens of {@code cols} values (valid
+     * until the thread's next call): {@link #packPanels} fills it, possibly from several threads.
      */
-    public static float[] packedPanels(float[] x, int n, int cols) {
+    public static float[] panelBuffer(int n, int cols) {
         int size = (n + PANEL - 1) / PANEL * PANEL * cols;
         float[] xt = PANELS.get();
         if (xt.length < size) {
             xt = new float[size];
             PANELS.set(xt);
         }
-        packPanels(x, n, cols, xt);
         return xt;
     }
 
     /**
-     * Packs tokens {@code [0, n)} of {@code x} (token-major, {@code cols} floats each) into panels of
-     * {@link #PANEL} tokens, column-major inside a panel: {@code xt[p * PANEL * cols + k * PANEL + j] = x[(p *
-     * PANEL + j) * cols + k]}, zeros past token n.
+     * Packs panels {@code [p0, p1)} of tokens {@code [0, n)} of {@code x} (token-major, {@code cols} floats
+     * each), {@link #PANEL} tokens a panel, column-major inside a panel: {@code xt[p * PANEL * cols + k *
+     * PANEL + j] = x[(p * PANEL + j) * cols + k]}, zeros past token n.
      */
-    static void packPanels(float[] x, int n, int cols, float[] xt) {
-        int panels = (n + PANEL - 1) / PANEL;
-        for (int p = 0; p < panels; p++) {
+    public static void packPanels(float[] x, int n, int cols, float[] xt, int p0, int p1) {
+        for (int p = p0; p < p1; p++) {
             int base = p * PANEL * cols;
             for (int j = 0; j < PANEL; j++) {
                 int t = p * PANEL + j;

@@ -103,7 +103,8 @@ public abstract class WeightMatrix {
     private void matmulPanels(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
         int panelFloats = FloatGemm.PANEL * cols;
         int panels = (n + FloatGemm.PANEL - 1) / FloatGemm.PANEL;
-        float[] packed = FloatGemm.packedPanels(x, n, cols);
+        float[] packed = FloatGemm.panelBuffer(n, cols);
+        pool.forRange(panels, 1, (long) n * cols, (p0, p1) -> FloatGemm.packPanels(x, n, cols, packed, p0, p1));
         int panelBlock = Math.max(1, X_BLOCK_FLOATS / panelFloats);
         pool.forRange(rows, FloatGemm.PANEL_ROWS, (long) rows * cols * n, (start, end) -> {
             float[] w = tileRows();

@@ -59,7 +59,12 @@ final class Q4_0Gemm {
         int panels = (n + PANEL - 1) / PANEL;
         short[] xq = shorts(Q_PANELS, panels * PANEL * cols);
         float[] xd = buffer(D_PANELS, panels * PANEL * blocks);
-        quantizePanels(FloatGemm.packedPanels(x, n, cols), panels, cols, xq, xd);
+        float[] xt = FloatGemm.panelBuffer(n, cols);
+        // Packing and rounding: ~10 % of a 256-token prefill when it ran on the calling thread alone.
+        pool.forRange(panels, 1, (long) n * cols, (p0, p1) -> {
+            FloatGemm.packPanels(x, n, cols, xt, p0, p1);
+            quantizePanels(xt, p0, p1, cols, xq, xd);
+        });
         pool.forRange(rows, ROWS, (long) rows * cols * n, (start, end) -> {
             short[] w = shorts(TILE_ROWS, ROWS * cols);
             float[] wd = buffer(TILE_SCALES, ROWS * blocks);
@@ -92,15 +97,15 @@ final class Q4_0Gemm {
     }
 
     /**
-     * Rounds packed float panels ({@code xt[p][k][token]}) to int8 values {@code xq[p][k][token]} with one
+     * Rounds packed float panels {@code [p0, p1)} ({@code xt[p][k][token]}) to int8 values {@code xq[p][k][token]} with one
      * scale per token and block of 32 columns, {@code xd[p][block][token]}: ggml's Q8_0 rule, with ties
      * rounded to even as its x86 kernels do (its scalar reference rounds them away from zero).
      */
-    static void quantizePanels(float[] xt, int panels, int cols, short[] xq, float[] xd) {
+    static void quantizePanels(float[] xt, int p0, int p1, int cols, short[] xq, float[] xd) {
         int blocks = cols / BLOCK;
         int half = F.length();
         float[] d = new float[PANEL];
-        for (int p = 0; p < panels; p++) {
+        for (int p = p0; p < p1; p++) {
             int base = p * PANEL * cols;
             for (int b = 0; b < blocks; b++) {
                 int kb = base + b * BLOCK * PANEL;
