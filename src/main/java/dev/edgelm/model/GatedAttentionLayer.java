@@ -42,18 +42,20 @@ final class GatedAttentionLayer {
 
         float[] keys = s.keys[layer];
         float[] values = s.values[layer];
-        for (int t = 0; t < n; t++) {
-            for (int h = 0; h < heads; h++) {
-                int off = t * qWidth + h * 2 * hd;
-                RmsNorm.apply(ws.qkv, off, w.qNorm(), eps, ws.qkv, off);
-                rope.rotate(ws.qkv, off, ws.cos, ws.sin, t);
+        pool.forRange(n, 1, 8L * n * (heads + kvHeads) * hd, (t0, t1) -> {
+            for (int t = t0; t < t1; t++) {
+                for (int h = 0; h < heads; h++) {
+                    int off = t * qWidth + h * 2 * hd;
+                    RmsNorm.apply(ws.qkv, off, w.qNorm(), eps, ws.qkv, off);
+                    rope.rotate(ws.qkv, off, ws.cos, ws.sin, t);
+                }
+                for (int h = 0; h < kvHeads; h++) {
+                    int off = t * kvWidth + h * hd;
+                    RmsNorm.apply(ws.k, off, w.kNorm(), eps, ws.k, off);
+                    rope.rotate(ws.k, off, ws.cos, ws.sin, t);
+                }
             }
-            for (int h = 0; h < kvHeads; h++) {
-                int off = t * kvWidth + h * hd;
-                RmsNorm.apply(ws.k, off, w.kNorm(), eps, ws.k, off);
-                rope.rotate(ws.k, off, ws.cos, ws.sin, t);
-            }
-        }
+        });
         System.arraycopy(ws.k, 0, keys, start * kvWidth, n * kvWidth);
         System.arraycopy(ws.v, 0, values, start * kvWidth, n * kvWidth);
 

@@ -38,20 +38,24 @@ final class GatedDeltaNetLayer {
         w.inProjZ().matmul(pool, ws.normed, n, ws.z);
         w.inProjB().matmul(pool, ws.normed, n, ws.beta);
         w.inProjA().matmul(pool, ws.normed, n, ws.decay);
-        for (int i = 0; i < n * hv; i++) {
-            int h = i % hv;
-            ws.beta[i] = VectorMath.sigmoid(ws.beta[i]);
-            ws.decay[i] = (float) Math.exp(w.negA()[h] * VectorMath.softplus(ws.decay[i] + w.dtBias()[h]));
-        }
+        // Per-token work below is split between threads by token (each result depends on its token only).
+        pool.forRange(n, 1, 64L * n * hv, (t0, t1) -> {
+            for (int i = t0 * hv; i < t1 * hv; i++) {
+                int h = i % hv;
+                ws.beta[i] = VectorMath.sigmoid(ws.beta[i]);
+                ws.decay[i] = (float) Math.exp(w.negA()[h] * VectorMath.softplus(ws.decay[i] + w.dtBias()[h]));
+            }
+        });
         convolve(w.convTaps(), s.convWindow[layer], ws, n, convDim);
-        normalizeQueriesAndKeys(ws.qkv, n, convDim);
+        pool.forRange(n, 1, 2L * n * convDim, (t0, t1) -> normalizeQueriesAndKeys(ws.qkv, t0, t1, convDim));
         float[] state = s.recurrent[layer];
         pool.forRange(hv, 1, 2L * n * hv * c.linearKeyDim() * c.linearValueDim(), (h0, h1) -> {
             for (int h = h0; h < h1; h++) {
                 recurrence(state, h, ws, n, convDim);
             }
         });
-        gatedNorm(w.norm(), ws, n);
+        int rows = n * hv;
+        pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
         w.outProj().matmul(pool, ws.core, n, ws.mixed);
     }
 
@@ -91,12 +95,12 @@ final class GatedDeltaNetLayer {
         System.arraycopy(ext, n * convDim, window, 0, keep * convDim);
     }
 
-    /** L2-normalises each query and key head; queries are also scaled by 1/sqrt(Dk). */
-    private void normalizeQueriesAndKeys(float[] qkv, int n, int convDim) {
+    /** L2-normalises each query and key head of tokens [t0, t1); queries are also scaled by 1/sqrt(Dk). */
+    private void normalizeQueriesAndKeys(float[] qkv, int t0, int t1, int convDim) {
         int hk = c.linearKeyHeads();
         int dk = c.linearKeyDim();
         float qScale = (float) (1.0 / Math.sqrt(dk));
-        for (int t = 0; t < n; t++) {
+        for (int t = t0; t < t1; t++) {
             for (int head = 0; head < 2 * hk; head++) {
                 int off = t * convDim + head * dk;
                 float inv = (float) (1.0 / Math.sqrt(VectorMath.sumOfSquares(qkv, off, dk) + 1e-6f));
@@ -121,12 +125,11 @@ final class GatedDeltaNetLayer {
                 ws.core, hv * dv, h * dv);
     }
 
-    /** {@code core = rmsnorm(core) * w * silu(z)} per value head. */
-    private void gatedNorm(float[] w, Workspace ws, int n) {
+    /** {@code core = rmsnorm(core) * w * silu(z)} per value head, for rows [r0, r1) of (token, head). */
+    private void gatedNorm(float[] w, Workspace ws, int r0, int r1) {
         int dv = c.linearValueDim();
-        int heads = n * c.linearValueHeads();
         float eps = c.rmsNormEps();
-        for (int r = 0; r < heads; r++) {
+        for (int r = r0; r < r1; r++) {
             int off = r * dv;
             float inv = RmsNorm.inverseRms(ws.core, off, dv, eps);
             VectorMath.siluInPlace(ws.z, null, off, dv);

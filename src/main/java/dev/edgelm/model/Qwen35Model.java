@@ -129,7 +129,7 @@ public final class Qwen35Model implements AutoCloseable {
         Qwen35Weights.DecoderLayer[] layers = weights.layers();
         for (int l = 0; l < layers.length; l++) {
             Qwen35Weights.DecoderLayer layer = layers[l];
-            RmsNorm.rows(ws.x, n, layer.inputNorm(), eps, ws.normed);
+            RmsNorm.rows(pool, ws.x, n, layer.inputNorm(), eps, ws.normed);
             switch (layer.mixer()) {
                 case Qwen35Weights.GatedDeltaNet w -> deltaNet.forward(w, state, l, ws, n);
                 case Qwen35Weights.GatedAttention w -> attention.forward(w, state, l, ws, n);
@@ -137,10 +137,10 @@ public final class Qwen35Model implements AutoCloseable {
             if (trace != null) {
                 trace.mixer(l, ws.mixed, n);
             }
-            VectorMath.add(ws.mixed, 0, ws.x, 0, n * hidden);
-            RmsNorm.rows(ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
+            addRows(ws.mixed, ws.x, n, hidden);
+            RmsNorm.rows(pool, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
             mlp(layer, ws, n);
-            VectorMath.add(ws.mixed, 0, ws.x, 0, n * hidden);
+            addRows(ws.mixed, ws.x, n, hidden);
             if (trace != null) {
                 trace.layer(l, ws.x, n);
             }
@@ -149,11 +149,19 @@ public final class Qwen35Model implements AutoCloseable {
         logits(ws, n, logits, trace, out);
     }
 
+    /** The residual: {@code into += from} over n rows of {@code width}, rows split between threads. */
+    private void addRows(float[] from, float[] into, int n, int width) {
+        pool.forRange(n, 1, (long) n * width,
+                (t0, t1) -> VectorMath.add(from, t0 * width, into, t0 * width, (t1 - t0) * width));
+    }
+
     /** {@code mixed = down(silu(gate(x)) * up(x))} */
     private void mlp(Qwen35Weights.DecoderLayer layer, Workspace ws, int n) {
         layer.mlpGate().matmul(pool, ws.normed, n, ws.gate);
         layer.mlpUp().matmul(pool, ws.normed, n, ws.up);
-        VectorMath.siluInPlace(ws.gate, ws.up, 0, n * config.intermediateSize());
+        int width = config.intermediateSize();
+        pool.forRange(n, 1, 8L * n * width, (t0, t1) ->
+                VectorMath.siluInPlace(ws.gate, ws.up, t0 * width, (t1 - t0) * width));
         layer.mlpDown().matmul(pool, ws.gate, n, ws.mixed);
     }
 
@@ -163,7 +171,7 @@ public final class Qwen35Model implements AutoCloseable {
         switch (which) {
             case NONE -> {
                 if (trace != null) {
-                    RmsNorm.rows(ws.x, n, weights.finalNorm(), eps, ws.normed);
+                    RmsNorm.rows(pool, ws.x, n, weights.finalNorm(), eps, ws.normed);
                     trace.finalNorm(ws.normed, n);
                 }
             }
@@ -172,7 +180,7 @@ public final class Qwen35Model implements AutoCloseable {
                 weights.lmHead().matmul(pool, ws.normed, 1, out);
             }
             default -> {
-                RmsNorm.rows(ws.x, n, weights.finalNorm(), eps, ws.normed);
+                RmsNorm.rows(pool, ws.x, n, weights.finalNorm(), eps, ws.normed);
                 if (trace != null) {
                     trace.finalNorm(ws.normed, n);
                 }

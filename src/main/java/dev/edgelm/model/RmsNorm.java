@@ -1,5 +1,6 @@
 package dev.edgelm.model;
 
+import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
 
 /** {@code y = x / sqrt(mean(x^2) + eps) * scale}, in float32, over rows of width {@code scale.length}. */
@@ -19,11 +20,13 @@ final class RmsNorm {
         return (float) (1.0 / Math.sqrt(meanSquare + eps));
     }
 
-    /** Applies the norm to each of {@code rows} rows of width {@code scale.length}. */
-    static void rows(float[] x, int rows, float[] scale, float eps, float[] out) {
+    /** Applies the norm to each of {@code rows} rows of width {@code scale.length}, rows split between threads. */
+    static void rows(Parallel pool, float[] x, int rows, float[] scale, float eps, float[] out) {
         int w = scale.length;
-        for (int r = 0; r < rows; r++) {
-            apply(x, r * w, scale, eps, out, r * w);
-        }
+        pool.forRange(rows, 1, 3L * rows * w, (r0, r1) -> {
+            for (int r = r0; r < r1; r++) {
+                apply(x, r * w, scale, eps, out, r * w);
+            }
+        });
     }
 }
