@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The fused kernels against the textbook formulas, evaluated in double. */
 class DeltaRuleAndAttentionTest {
@@ -83,16 +85,17 @@ class DeltaRuleAndAttentionTest {
         }
     }
 
-    @Test
-    void attentionIsASoftmaxWeightedSumOfTheVisibleValues() {
-        SplittableRandom r = new SplittableRandom(5);
-        int dim = 24;
+    /** Head widths around the vector paths: below one vector, the real 256, and with a remainder. */
+    @ParameterizedTest
+    @ValueSource(ints = {24, 128, 256, 272})
+    void attentionIsASoftmaxWeightedSumOfTheVisibleValues(int dim) {
+        SplittableRandom r = new SplittableRandom(5 + dim);
         int stride = 2 * dim; // two heads per row; attend with the second
-        int positions = 9;
+        int positions = 37;
         float[] keys = random(r, positions * stride, 1);
         float[] values = random(r, positions * stride, 1);
         float[] q = random(r, dim, 1);
-        float scale = 0.7f;
+        float scale = (float) (2 / Math.sqrt(dim));
         for (int visible = 1; visible <= positions; visible++) {
             float[] out = new float[dim];
             CausalAttention.attend(q, 0, keys, values, stride, dim, dim, visible, scale, new float[positions], out, 0);
