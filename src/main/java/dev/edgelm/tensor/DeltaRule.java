@@ -126,12 +126,12 @@ public final class DeltaRule {
         acc.intoArray(out, o);
     }
 
-    /** One token on the single column at {@code s}. */
+    /** One token on the single column at {@code s}: the vector loops' arithmetic (FMAs included) on one lane. */
     private static void column(float[] state, int s, int dk, int dv, float[] qkv, int q, int k, int v,
             float decay, float beta, float[] out, int o) {
         float kv = 0f;
         for (int i = 0; i < dk; i++) {
-            kv += state[s + i * dv] * qkv[k + i];
+            kv = Math.fma(state[s + i * dv], qkv[k + i], kv);
         }
         float delta = (qkv[v] - kv * decay) * beta;
         float acc = 0f;
@@ -139,7 +139,7 @@ public final class DeltaRule {
             int at = s + i * dv;
             float updated = state[at] * decay + delta * qkv[k + i];
             state[at] = updated;
-            acc += updated * qkv[q + i];
+            acc = Math.fma(updated, qkv[q + i], acc);
         }
         out[o] = acc;
     }

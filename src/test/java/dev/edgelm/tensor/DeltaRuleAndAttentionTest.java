@@ -22,7 +22,7 @@ class DeltaRuleAndAttentionTest {
     void deltaRuleMatchesTheTextbookOrderOverManySteps() {
         SplittableRandom r = new SplittableRandom(11);
         // dv = 83 covers a strip of four vectors, one of one vector and scalar columns (16-lane vectors)
-        for (int[] dims : new int[][] {{32, 32}, {16, 40}, {8, 7}, {16, 83}, {128, 128}}) {
+        for (int[] dims : new int[][] {{32, 32}, {16, 40}, {8, 7}, {16, 83}, {128, 128}, {9, 70}}) {
             int dk = dims[0];
             int dv = dims[1];
             int steps = 20;
@@ -81,6 +81,50 @@ class DeltaRuleAndAttentionTest {
                     assertEquals(ref[i][j], stepwise[3 + i * dv + j], 1e-4);
                     assertEquals(stepwise[3 + i * dv + j], whole[3 + i * dv + j], 0.0);
                 }
+            }
+        }
+    }
+
+    /**
+     * Columns of the state evolve independently, and the kernel sums each column in the same order whether
+     * it falls in a strip of four vectors, of one vector or in the scalar tail: a column computed inside a
+     * wide state equals, bit for bit, the same column run alone.
+     */
+    @Test
+    void aColumnGivesTheSameBitsWhateverStripItFallsIn() {
+        SplittableRandom r = new SplittableRandom(13);
+        int dk = 33;
+        int dv = 83;
+        int steps = 6;
+        float[] state = random(r, dk * dv, 0.5);
+        float[] qkv = random(r, steps * (2 * dk + dv), 0.4);
+        float[] decay = new float[steps];
+        float[] beta = new float[steps];
+        for (int t = 0; t < steps; t++) {
+            decay[t] = (float) (0.6 + 0.4 * r.nextDouble());
+            beta[t] = (float) r.nextDouble();
+        }
+        int rowStride = 2 * dk + dv;
+        float[] wide = state.clone();
+        float[] wideOut = new float[steps * dv];
+        DeltaRule.scan(wide, 0, dk, dv, steps, qkv, rowStride, 0, dk, 2 * dk, decay, beta, 1, 0, wideOut, dv, 0);
+        for (int j : new int[] {5, 70, 81}) { // in a four-vector strip, a one-vector strip, the scalar tail
+            float[] alone = new float[dk];
+            float[] one = new float[steps * (2 * dk + 1)];
+            for (int i = 0; i < dk; i++) {
+                alone[i] = state[i * dv + j];
+            }
+            for (int t = 0; t < steps; t++) {
+                System.arraycopy(qkv, t * rowStride, one, t * (2 * dk + 1), 2 * dk);
+                one[t * (2 * dk + 1) + 2 * dk] = qkv[t * rowStride + 2 * dk + j];
+            }
+            float[] aloneOut = new float[steps];
+            DeltaRule.scan(alone, 0, dk, 1, steps, one, 2 * dk + 1, 0, dk, 2 * dk, decay, beta, 1, 0, aloneOut, 1, 0);
+            for (int t = 0; t < steps; t++) {
+                assertEquals(wideOut[t * dv + j], aloneOut[t], 0.0, "column " + j + " step " + t);
+            }
+            for (int i = 0; i < dk; i++) {
+                assertEquals(wide[i * dv + j], alone[i], 0.0, "column " + j + " row " + i);
             }
         }
     }
