@@ -41,7 +41,7 @@ final class Q4_0Gemm {
     static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("edgelm.q4.int8act", "true"))
             && FloatVector.SPECIES_PREFERRED.length() >= 16 && FloatGemm.PANEL == PANEL;
 
-    /** Per calling thread: the chunk's int8 activation panels and their scales. */
+    /** Per calling thread: the chunk's int8 activation panels and their scales (filled by all threads). */
     private static final ThreadLocal<short[]> Q_PANELS = ThreadLocal.withInitial(() -> new short[0]);
     private static final ThreadLocal<float[]> D_PANELS = ThreadLocal.withInitial(() -> new float[0]);
     /** Per thread: a tile's rows as shorts, their scales, and the tile's results. */
@@ -97,9 +97,10 @@ final class Q4_0Gemm {
     }
 
     /**
-     * Rounds packed float panels {@code [p0, p1)} ({@code xt[p][k][token]}) to int8 values {@code xq[p][k][token]} with one
-     * scale per token and block of 32 columns, {@code xd[p][block][token]}: ggml's Q8_0 rule, with ties
-     * rounded to even as its x86 kernels do (its scalar reference rounds them away from zero).
+     * Rounds packed float panels {@code [p0, p1)} ({@code xt[p][k][token]}) to int8 values
+     * {@code xq[p][k][token]} with one scale per token and block of 32 columns, {@code xd[p][block][token]}:
+     * ggml's Q8_0 rule, with ties rounded to even as its x86 kernels do (its scalar reference rounds them
+     * away from zero).
      */
     static void quantizePanels(float[] xt, int p0, int p1, int cols, short[] xq, float[] xd) {
         int blocks = cols / BLOCK;
