@@ -2,6 +2,7 @@ package dev.edgelm.model;
 
 import dev.edgelm.tensor.CausalAttention;
 import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.Scratch;
 import dev.edgelm.tensor.VectorMath;
 
 /**
@@ -18,7 +19,7 @@ final class GatedAttentionLayer {
     private final Qwen35Config c;
     private final Parallel pool;
     private final RotaryEmbedding rope;
-    private final ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[256]);
+    private final Scratch.Floats scores = new Scratch.Floats();
 
     GatedAttentionLayer(Qwen35Config config, Parallel pool, RotaryEmbedding rope) {
         this.c = config;
@@ -63,11 +64,7 @@ final class GatedAttentionLayer {
         int group = heads / kvHeads;
         int oWidth = heads * hd;
         pool.forRange(n * heads, 1, 2L * n * heads * (start + n) * hd, (i0, i1) -> {
-            float[] p = scores.get();
-            if (p.length < start + n) {
-                p = new float[Math.max(start + n, 2 * p.length)];
-                scores.set(p);
-            }
+            float[] p = scores.get(start + n);
             for (int i = i0; i < i1; i++) {
                 int t = i / heads;
                 int h = i % heads;

@@ -107,20 +107,14 @@ public final class FloatGemm {
     }
 
     /** Per calling thread: the activations of the current chunk, packed into panels. */
-    private static final ThreadLocal<float[]> PANELS = ThreadLocal.withInitial(() -> new float[0]);
+    private static final Scratch.Floats PANELS = new Scratch.Floats();
 
     /**
      * The calling thread's panel buffer, large enough for {@code n} tokens of {@code cols} values (valid
      * until the thread's next call): {@link #packPanels} fills it, possibly from several threads.
      */
     public static float[] panelBuffer(int n, int cols) {
-        int size = (n + PANEL - 1) / PANEL * PANEL * cols;
-        float[] xt = PANELS.get();
-        if (xt.length < size) {
-            xt = new float[size];
-            PANELS.set(xt);
-        }
-        return xt;
+        return PANELS.get((n + PANEL - 1) / PANEL * PANEL * cols);
     }
 
     /**
@@ -213,10 +207,20 @@ public final class FloatGemm {
         a61.intoArray(tmp, 6 * PANEL + L);
         a70.intoArray(tmp, 7 * PANEL);
         a71.intoArray(tmp, 7 * PANEL + L);
-        // Token by token: a token's rows are adjacent in out.
+        writeTile(tmp, PANEL_ROWS, tokens, out, outStride, outOff, row0, t0);
+    }
+
+    /**
+     * Writes a tile's results, {@code tmp[i * PANEL + j]} for rows i < {@code rows} and tokens j <
+     * {@code tokens}, to {@code out[(t0 + j) * outStride + outOff + row0 + i]}. Token by token, so that the
+     * stores of a token's rows are adjacent: row by row, every store went to another cache line (float Q4_0
+     * matmul on one core 150 -> 179 GFLOP/s).
+     */
+    public static void writeTile(float[] tmp, int rows, int tokens, float[] out, int outStride, int outOff,
+                                 int row0, int t0) {
         for (int j = 0; j < tokens; j++) {
             int o = (t0 + j) * outStride + outOff + row0;
-            for (int i = 0; i < PANEL_ROWS; i++) {
+            for (int i = 0; i < rows; i++) {
                 out[o + i] = tmp[i * PANEL + j];
             }
         }

@@ -22,7 +22,7 @@ public abstract class WeightMatrix {
     private static final ThreadLocal<float[]> TILE_OUT =
             ThreadLocal.withInitial(() -> new float[FloatGemm.PANEL_ROWS * FloatGemm.PANEL]);
     /** Per thread: decoded weight rows of the current tile, sized for the widest matrix seen. */
-    private static final ThreadLocal<float[]> TILE_ROWS = ThreadLocal.withInitial(() -> new float[0]);
+    private static final Scratch.Floats TILE_ROWS = new Scratch.Floats();
 
     protected WeightMatrix(MemorySegment data, int rows, int cols) {
         this.data = data;
@@ -133,13 +133,7 @@ public abstract class WeightMatrix {
     }
 
     private float[] tileRows() {
-        float[] w = TILE_ROWS.get();
-        int needed = Math.max(FloatGemm.ROWS, FloatGemm.PANEL_ROWS) * cols;
-        if (w.length < needed) {
-            w = new float[needed];
-            TILE_ROWS.set(w);
-        }
-        return w;
+        return TILE_ROWS.get(Math.max(FloatGemm.ROWS, FloatGemm.PANEL_ROWS) * cols);
     }
 
     /** {@code out[t * rows + r]}: the dense layout. */

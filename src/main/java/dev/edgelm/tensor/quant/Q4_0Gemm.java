@@ -2,6 +2,7 @@ package dev.edgelm.tensor.quant;
 
 import dev.edgelm.tensor.FloatGemm;
 import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.Scratch;
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.ShortVector;
@@ -42,11 +43,11 @@ final class Q4_0Gemm {
             && FloatVector.SPECIES_PREFERRED.length() >= 16 && FloatGemm.PANEL == PANEL;
 
     /** Per calling thread: the chunk's int8 activation panels and their scales (filled by all threads). */
-    private static final ThreadLocal<short[]> Q_PANELS = ThreadLocal.withInitial(() -> new short[0]);
-    private static final ThreadLocal<float[]> D_PANELS = ThreadLocal.withInitial(() -> new float[0]);
+    private static final Scratch.Shorts Q_PANELS = new Scratch.Shorts();
+    private static final Scratch.Floats D_PANELS = new Scratch.Floats();
     /** Per thread: a tile's rows as shorts, their scales, and the tile's results. */
-    private static final ThreadLocal<short[]> TILE_ROWS = ThreadLocal.withInitial(() -> new short[0]);
-    private static final ThreadLocal<float[]> TILE_SCALES = ThreadLocal.withInitial(() -> new float[0]);
+    private static final Scratch.Shorts TILE_ROWS = new Scratch.Shorts();
+    private static final Scratch.Floats TILE_SCALES = new Scratch.Floats();
     private static final ThreadLocal<float[]> TILE_OUT = ThreadLocal.withInitial(() -> new float[ROWS * PANEL]);
 
     private Q4_0Gemm() {}
@@ -57,8 +58,8 @@ final class Q4_0Gemm {
         int rows = m.rows();
         int blocks = cols / BLOCK;
         int panels = (n + PANEL - 1) / PANEL;
-        short[] xq = shorts(Q_PANELS, panels * PANEL * cols);
-        float[] xd = buffer(D_PANELS, panels * PANEL * blocks);
+        short[] xq = Q_PANELS.get(panels * PANEL * cols);
+        float[] xd = D_PANELS.get(panels * PANEL * blocks);
         float[] xt = FloatGemm.panelBuffer(n, cols);
         // Packing and rounding: ~10 % of a 256-token prefill when it ran on the calling thread alone.
         pool.forRange(panels, 1, (long) n * cols, (p0, p1) -> {
@@ -66,8 +67,8 @@ final class Q4_0Gemm {
             quantizePanels(xt, p0, p1, cols, xq, xd);
         });
         pool.forRange(rows, ROWS, (long) rows * cols * n, (start, end) -> {
-            short[] w = shorts(TILE_ROWS, ROWS * cols);
-            float[] wd = buffer(TILE_SCALES, ROWS * blocks);
+            short[] w = TILE_ROWS.get(ROWS * cols);
+            float[] wd = TILE_SCALES.get(ROWS * blocks);
             float[] tmp = TILE_OUT.get();
             int r = start;
             for (; r < end; r += ROWS) {
@@ -83,14 +84,7 @@ final class Q4_0Gemm {
                 for (int p = 0; p < panels; p++) {
                     tile(w, wd, cols, xq, p * PANEL * cols, xd, p * PANEL * blocks, tmp);
                     int t0 = p * PANEL;
-                    int tokens = Math.min(PANEL, n - t0);
-                    // Token by token: a token's rows are adjacent in out.
-                    for (int j = 0; j < tokens; j++) {
-                        int o = (t0 + j) * outStride + outOff + r;
-                        for (int i = 0; i < count; i++) {
-                            out[o + i] = tmp[i * PANEL + j];
-                        }
-                    }
+                    FloatGemm.writeTile(tmp, count, Math.min(PANEL, n - t0), out, outStride, outOff, r, t0);
                 }
             }
         });
@@ -105,7 +99,6 @@ final class Q4_0Gemm {
     static void quantizePanels(float[] xt, int p0, int p1, int cols, short[] xq, float[] xd) {
         int blocks = cols / BLOCK;
         int half = F.length();
-        float[] d = new float[PANEL];
         for (int p = p0; p < p1; p++) {
             int base = p * PANEL * cols;
             for (int b = 0; b < blocks; b++) {
@@ -121,11 +114,12 @@ final class Q4_0Gemm {
                 FloatVector d1 = m1.div(127f);
                 FloatVector id0 = FloatVector.broadcast(F, 1f).div(d0).blend(0f, d0.eq(0f));
                 FloatVector id1 = FloatVector.broadcast(F, 1f).div(d1).blend(0f, d1.eq(0f));
-                d0.intoArray(d, 0);
-                d1.intoArray(d, half);
+                // The scales at fp16 precision, as ggml stores them.
                 int dOff = (p * blocks + b) * PANEL;
-                for (int j = 0; j < PANEL; j++) {
-                    xd[dOff + j] = Float.float16ToFloat(Float.floatToFloat16(d[j]));
+                d0.intoArray(xd, dOff);
+                d1.intoArray(xd, dOff + half);
+                for (int j = dOff; j < dOff + PANEL; j++) {
+                    xd[j] = Float.float16ToFloat(Float.floatToFloat16(xd[j]));
                 }
                 for (int kk = 0; kk < BLOCK; kk++) {
                     int o = kb + kk * PANEL;
@@ -219,23 +213,5 @@ final class Q4_0Gemm {
         f61.intoArray(tmp, 6 * PANEL + half);
         f70.intoArray(tmp, 7 * PANEL);
         f71.intoArray(tmp, 7 * PANEL + half);
-    }
-
-    private static float[] buffer(ThreadLocal<float[]> local, int size) {
-        float[] b = local.get();
-        if (b.length < size) {
-            b = new float[size];
-            local.set(b);
-        }
-        return b;
-    }
-
-    private static short[] shorts(ThreadLocal<short[]> local, int size) {
-        short[] b = local.get();
-        if (b.length < size) {
-            b = new short[size];
-            local.set(b);
-        }
-        return b;
     }
 }

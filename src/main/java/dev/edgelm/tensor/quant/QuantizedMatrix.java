@@ -5,6 +5,7 @@ import static dev.edgelm.tensor.quant.Simd.L;
 
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.Scratch;
 import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.util.EdgeLmException;
 import java.lang.foreign.MemorySegment;
@@ -22,7 +23,7 @@ import jdk.incubator.vector.VectorOperators;
  */
 public abstract class QuantizedMatrix extends WeightMatrix {
     /** Per calling thread: the run sums of the activations of the current one-token matmul. */
-    private static final ThreadLocal<float[]> RUN_SUMS = ThreadLocal.withInitial(() -> new float[0]);
+    private static final Scratch.Floats RUN_SUMS = new Scratch.Floats();
 
     protected final GgmlType type;
     protected final long rowBytes;
@@ -58,12 +59,7 @@ public abstract class QuantizedMatrix extends WeightMatrix {
         }
         float[] sums = null;
         if (sumRun != 0) {
-            sums = RUN_SUMS.get();
-            if (sums.length < cols / sumRun) {
-                sums = new float[cols / sumRun];
-                RUN_SUMS.set(sums);
-            }
-            runSums(x, 0, sums);
+            sums = runSums(x, 0, RUN_SUMS.get(cols / sumRun));
         }
         float[] xSums = sums;
         pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
