@@ -51,6 +51,8 @@ public class KernelBenchmark {
     private WeightMatrix matrix;
     private float[] x;
     private float[] out;
+    /** Rows padded by one cache line, as the model keeps them (see SequenceState). */
+    private static final int STATE_STRIDE = 128 + 16;
     private float[] state;
     private float[] qkv;
     private float[] core;
@@ -85,7 +87,7 @@ public class KernelBenchmark {
             x[i] = (float) r.nextGaussian();
         }
         out = new float[TOKENS * ROWS];
-        state = new float[16 * 128 * 128];
+        state = new float[16 * 128 * STATE_STRIDE];
         qkv = new float[3 * 16 * 128];
         for (int i = 0; i < qkv.length; i++) {
             qkv[i] = (float) (r.nextGaussian() * 0.1);
@@ -120,7 +122,7 @@ public class KernelBenchmark {
     @Benchmark
     public float[] deltaRuleToken() {
         for (int h = 0; h < 16; h++) {
-            DeltaRule.scan(state, h * 128 * 128, 128, 128, 1, qkv, 0, h * 128, 2048 + h * 128, 4096 + h * 128,
+            DeltaRule.scan(state, h * 128 * STATE_STRIDE, 128, 128, STATE_STRIDE, 1, qkv, 0, h * 128, 2048 + h * 128, 4096 + h * 128,
                     GATES, GATES, 0, h, core, 0, h * 128);
         }
         return core;

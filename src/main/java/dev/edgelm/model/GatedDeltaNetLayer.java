@@ -136,7 +136,8 @@ final class GatedDeltaNetLayer {
         int dk = c.linearKeyDim();
         int dv = c.linearValueDim();
         int kh = c.keyHeadOfValueHead(h);
-        DeltaRule.scan(state, h * dk * dv, dk, dv, n,
+        int stride = SequenceState.recurrentRowStride(c);
+        DeltaRule.scan(state, h * dk * stride, dk, dv, stride, n,
                 ws.qkv, convDim, kh * dk, hk * dk + kh * dk, 2 * hk * dk + h * dv,
                 ws.decay, ws.beta, hv, h,
                 ws.core, hv * dv, h * dv);

@@ -5,7 +5,8 @@ import java.util.Arrays;
 
 /**
  * Everything one sequence carries between forward calls: per linear-attention layer the causal conv
- * window (the last kernel-1 inputs) and the recurrent state [Hv, Dk, Dv]; per full-attention layer the
+ * window (the last kernel-1 inputs) and the recurrent state [Hv, Dk, Dv] (rows padded, see
+ * {@link #recurrentRowStride}); per full-attention layer the
  * key and value cache [positions, kvHeads * headDim], grown on demand up to {@link #capacity()}.
  *
  * <p>{@link #copy()} is a deep copy (a fork of the conversation). {@link #checkpoint()} keeps only the
@@ -72,9 +73,19 @@ public final class SequenceState {
                 values[i] = new float[kvAllocated * kvWidth];
             } else {
                 convWindow[i] = new float[(config.convKernel() - 1) * config.convDim()];
-                recurrent[i] = new float[config.linearValueHeads() * config.linearKeyDim() * config.linearValueDim()];
+                recurrent[i] = new float[config.linearValueHeads() * config.linearKeyDim() * recurrentRowStride(config)];
             }
         }
+    }
+
+    /**
+     * Floats between consecutive rows of a head's recurrent state [Dk, Dv]: Dv plus one 64-byte line. With
+     * rows exactly Dv = 128 floats (512 bytes) apart, the rows of a column strip fall into only 8 of L1's 64
+     * sets and evict each other, so the delta rule's strip, meant to stay in L1 for a whole chunk, streamed
+     * from L2 on every pass; one line of padding spreads them over every set.
+     */
+    static int recurrentRowStride(Qwen35Config config) {
+        return config.linearValueDim() + 16;
     }
 
     private SequenceState(SequenceState other) {

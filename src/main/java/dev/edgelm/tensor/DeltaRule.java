@@ -15,7 +15,9 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Columns of S evolve independently (column j needs only {@code v[j]} besides k and q), so the scan
  * walks the state in strips of four vectors of columns and runs every token of the run through one strip
  * before moving to the next: a strip (32 KiB at dk = 128 with 16-lane vectors) stays in L1 for the whole
- * run, where the full 64 KiB state would stream from L2 twice per token; and the four column vectors give
+ * run, where the full 64 KiB state would stream from L2 twice per token (provided the rows are not 512
+ * bytes apart: such rows fall into 8 of L1's 64 sets and the strip evicts itself; the model pads them by a
+ * line, which made a 256-token scan 1.45-1.75x faster on one core); and the four column vectors give
  * four independent FMA chains per pass, where one vector left each pass waiting on FMA latency. Each
  * column's sums run in the same order as in a one-vector loop, so the result does not depend on the strip
  * width or on how many tokens a run holds.
@@ -27,11 +29,13 @@ public final class DeltaRule {
     private DeltaRule() {}
 
     /**
-     * Runs tokens {@code [0, n)}: token t's q, k and v start at {@code qkv[t * rowStride + qOff | kOff |
+     * Runs tokens {@code [0, n)} on the state at {@code state[sBase..]}, row i (of dk) starting
+     * {@code i * stateStride} floats in (at least dv; a padded stride keeps a column strip in L1, see the class
+     * comment). Token t's q, k and v start at {@code qkv[t * rowStride + qOff | kOff |
      * vOff]}, its decay and beta are {@code decay[t * gateStride + gateOff]} and {@code beta[...]} likewise, and
      * its output (dv values) goes to {@code out[t * outStride + oOff]}.
      */
-    public static void scan(float[] state, int sBase, int dk, int dv, int n,
+    public static void scan(float[] state, int sBase, int dk, int dv, int stateStride, int n,
             float[] qkv, int rowStride, int qOff, int kOff, int vOff,
             float[] decay, float[] beta, int gateStride, int gateOff,
             float[] out, int outStride, int oOff) {
@@ -40,7 +44,7 @@ public final class DeltaRule {
             for (int t = 0; t < n; t++) {
                 int row = t * rowStride;
                 int g = t * gateStride + gateOff;
-                strip4(state, sBase + j, dk, dv, qkv, row + qOff, row + kOff, row + vOff + j,
+                strip4(state, sBase + j, dk, stateStride, qkv, row + qOff, row + kOff, row + vOff + j,
                         decay[g], beta[g], out, t * outStride + oOff + j);
             }
         }
@@ -48,7 +52,7 @@ public final class DeltaRule {
             for (int t = 0; t < n; t++) {
                 int row = t * rowStride;
                 int g = t * gateStride + gateOff;
-                strip1(state, sBase + j, dk, dv, qkv, row + qOff, row + kOff, row + vOff + j,
+                strip1(state, sBase + j, dk, stateStride, qkv, row + qOff, row + kOff, row + vOff + j,
                         decay[g], beta[g], out, t * outStride + oOff + j);
             }
         }
@@ -56,21 +60,21 @@ public final class DeltaRule {
             for (int t = 0; t < n; t++) {
                 int row = t * rowStride;
                 int g = t * gateStride + gateOff;
-                column(state, sBase + j, dk, dv, qkv, row + qOff, row + kOff, row + vOff + j,
+                column(state, sBase + j, dk, stateStride, qkv, row + qOff, row + kOff, row + vOff + j,
                         decay[g], beta[g], out, t * outStride + oOff + j);
             }
         }
     }
 
     /** One token on columns {@code [s, s + 4L)} of the state (s = sBase + first column). */
-    private static void strip4(float[] state, int s, int dk, int dv, float[] qkv, int q, int k, int v,
+    private static void strip4(float[] state, int s, int dk, int stride, float[] qkv, int q, int k, int v,
             float decay, float beta, float[] out, int o) {
         FloatVector kv0 = FloatVector.zero(F);
         FloatVector kv1 = FloatVector.zero(F);
         FloatVector kv2 = FloatVector.zero(F);
         FloatVector kv3 = FloatVector.zero(F);
         for (int i = 0; i < dk; i++) {
-            int at = s + i * dv;
+            int at = s + i * stride;
             FloatVector ki = FloatVector.broadcast(F, qkv[k + i]);
             kv0 = FloatVector.fromArray(F, state, at).fma(ki, kv0);
             kv1 = FloatVector.fromArray(F, state, at + L).fma(ki, kv1);
@@ -86,7 +90,7 @@ public final class DeltaRule {
         FloatVector o2 = FloatVector.zero(F);
         FloatVector o3 = FloatVector.zero(F);
         for (int i = 0; i < dk; i++) {
-            int at = s + i * dv;
+            int at = s + i * stride;
             float ki = qkv[k + i];
             FloatVector qi = FloatVector.broadcast(F, qkv[q + i]);
             FloatVector u0 = FloatVector.fromArray(F, state, at).mul(decay).add(d0.mul(ki));
@@ -109,16 +113,16 @@ public final class DeltaRule {
     }
 
     /** One token on columns {@code [s, s + L)}. */
-    private static void strip1(float[] state, int s, int dk, int dv, float[] qkv, int q, int k, int v,
+    private static void strip1(float[] state, int s, int dk, int stride, float[] qkv, int q, int k, int v,
             float decay, float beta, float[] out, int o) {
         FloatVector kv = FloatVector.zero(F);
         for (int i = 0; i < dk; i++) {
-            kv = FloatVector.fromArray(F, state, s + i * dv).fma(FloatVector.broadcast(F, qkv[k + i]), kv);
+            kv = FloatVector.fromArray(F, state, s + i * stride).fma(FloatVector.broadcast(F, qkv[k + i]), kv);
         }
         FloatVector delta = FloatVector.fromArray(F, qkv, v).sub(kv.mul(decay)).mul(beta);
         FloatVector acc = FloatVector.zero(F);
         for (int i = 0; i < dk; i++) {
-            int at = s + i * dv;
+            int at = s + i * stride;
             FloatVector updated = FloatVector.fromArray(F, state, at).mul(decay).add(delta.mul(qkv[k + i]));
             updated.intoArray(state, at);
             acc = updated.fma(FloatVector.broadcast(F, qkv[q + i]), acc);
@@ -127,16 +131,16 @@ public final class DeltaRule {
     }
 
     /** One token on the single column at {@code s}: the vector loops' arithmetic (FMAs included) on one lane. */
-    private static void column(float[] state, int s, int dk, int dv, float[] qkv, int q, int k, int v,
+    private static void column(float[] state, int s, int dk, int stride, float[] qkv, int q, int k, int v,
             float decay, float beta, float[] out, int o) {
         float kv = 0f;
         for (int i = 0; i < dk; i++) {
-            kv = Math.fma(state[s + i * dv], qkv[k + i], kv);
+            kv = Math.fma(state[s + i * stride], qkv[k + i], kv);
         }
         float delta = (qkv[v] - kv * decay) * beta;
         float acc = 0f;
         for (int i = 0; i < dk; i++) {
-            int at = s + i * dv;
+            int at = s + i * stride;
             float updated = state[at] * decay + delta * qkv[k + i];
             state[at] = updated;
             acc = Math.fma(updated, qkv[q + i], acc);

@@ -1,7 +1,10 @@
 package dev.edgelm.tensor;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,14 +44,14 @@ class DeltaRuleAndAttentionTest {
             int outStride = dv + 1;
             float[] whole = new float[3 + dk * dv];
             float[] wholeOut = new float[steps * outStride];
-            DeltaRule.scan(whole, 3, dk, dv, steps, qkv, rowStride, 2, 2 + dk, 2 + 2 * dk,
+            DeltaRule.scan(whole, 3, dk, dv, dv, steps, qkv, rowStride, 2, 2 + dk, 2 + 2 * dk,
                     decay, beta, 2, 1, wholeOut, outStride, 1);
             float[] stepwise = new float[3 + dk * dv];
             float[] stepOut = new float[steps * outStride];
             double[][] ref = new double[dk][dv];
             for (int step = 0; step < steps; step++) {
                 int row = step * rowStride;
-                DeltaRule.scan(stepwise, 3, dk, dv, 1, qkv, 0, row + 2, row + 2 + dk, row + 2 + 2 * dk,
+                DeltaRule.scan(stepwise, 3, dk, dv, dv, 1, qkv, 0, row + 2, row + 2 + dk, row + 2 + 2 * dk,
                         decay, beta, 0, 2 * step + 1, stepOut, 0, step * outStride + 1);
                 float d = decay[2 * step + 1];
                 float b = beta[2 * step + 1];
@@ -107,7 +110,7 @@ class DeltaRuleAndAttentionTest {
         int rowStride = 2 * dk + dv;
         float[] wide = state.clone();
         float[] wideOut = new float[steps * dv];
-        DeltaRule.scan(wide, 0, dk, dv, steps, qkv, rowStride, 0, dk, 2 * dk, decay, beta, 1, 0, wideOut, dv, 0);
+        DeltaRule.scan(wide, 0, dk, dv, dv, steps, qkv, rowStride, 0, dk, 2 * dk, decay, beta, 1, 0, wideOut, dv, 0);
         for (int j : new int[] {5, 70, 81}) { // in a four-vector strip, a one-vector strip, the scalar tail
             float[] alone = new float[dk];
             float[] one = new float[steps * (2 * dk + 1)];
@@ -119,12 +122,54 @@ class DeltaRuleAndAttentionTest {
                 one[t * (2 * dk + 1) + 2 * dk] = qkv[t * rowStride + 2 * dk + j];
             }
             float[] aloneOut = new float[steps];
-            DeltaRule.scan(alone, 0, dk, 1, steps, one, 2 * dk + 1, 0, dk, 2 * dk, decay, beta, 1, 0, aloneOut, 1, 0);
+            DeltaRule.scan(alone, 0, dk, 1, 1, steps, one, 2 * dk + 1, 0, dk, 2 * dk, decay, beta, 1, 0, aloneOut, 1, 0);
             for (int t = 0; t < steps; t++) {
                 assertEquals(wideOut[t * dv + j], aloneOut[t], 0.0, "column " + j + " step " + t);
             }
             for (int i = 0; i < dk; i++) {
                 assertEquals(wide[i * dv + j], alone[i], 0.0, "column " + j + " row " + i);
+            }
+        }
+    }
+
+    /**
+     * The model keeps state rows a cache line apart ({@code stateStride > dv}): the same run on padded rows
+     * gives the same outputs and state, bit for bit, and leaves the padding alone.
+     */
+    @Test
+    void paddedStateRowsGiveTheSameBitsAsPackedRows() {
+        SplittableRandom r = new SplittableRandom(17);
+        int dk = 40;
+        int dv = 83;
+        int stride = dv + 16;
+        int steps = 5;
+        float[] packed = random(r, dk * dv, 0.5);
+        float[] padded = new float[dk * stride];
+        Arrays.fill(padded, Float.NaN);
+        for (int i = 0; i < dk; i++) {
+            System.arraycopy(packed, i * dv, padded, i * stride, dv);
+        }
+        float[] qkv = random(r, steps * (2 * dk + dv), 0.4);
+        float[] decay = new float[steps];
+        float[] beta = new float[steps];
+        for (int t = 0; t < steps; t++) {
+            decay[t] = (float) (0.6 + 0.4 * r.nextDouble());
+            beta[t] = (float) r.nextDouble();
+        }
+        int rowStride = 2 * dk + dv;
+        float[] packedOut = new float[steps * dv];
+        float[] paddedOut = new float[steps * dv];
+        DeltaRule.scan(packed, 0, dk, dv, dv, steps, qkv, rowStride, 0, dk, 2 * dk, decay, beta, 1, 0, packedOut, dv, 0);
+        DeltaRule.scan(padded, 0, dk, dv, stride, steps, qkv, rowStride, 0, dk, 2 * dk, decay, beta, 1, 0, paddedOut, dv, 0);
+        assertArrayEquals(packedOut, paddedOut, 0f);
+        for (int i = 0; i < dk; i++) {
+            for (int j = 0; j < stride; j++) {
+                float v = padded[i * stride + j];
+                if (j < dv) {
+                    assertEquals(packed[i * dv + j], v, 0f, "row " + i + " column " + j);
+                } else {
+                    assertTrue(Float.isNaN(v), "padding at row " + i + " column " + j + " was written");
+                }
             }
         }
     }
