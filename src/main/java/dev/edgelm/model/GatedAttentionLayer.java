@@ -1,5 +1,6 @@
 package dev.edgelm.model;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.CausalAttention;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
@@ -37,9 +38,10 @@ final class GatedAttentionLayer {
         int start = s.position();
         float eps = c.rmsNormEps();
 
-        w.qProj().matmul(pool, ws.normed, n, ws.qkv);
-        w.kProj().matmul(pool, ws.normed, n, ws.k);
-        w.vProj().matmul(pool, ws.normed, n, ws.v);
+        Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
+        w.qProj().matmul(pool, in, ws.qkv);
+        w.kProj().matmul(pool, in, ws.k);
+        w.vProj().matmul(pool, in, ws.v);
 
         float[] keys = s.keys[layer];
         float[] values = s.values[layer];
@@ -79,6 +81,6 @@ final class GatedAttentionLayer {
                 }
             }
         });
-        w.oProj().matmul(pool, ws.core, n, ws.mixed);
+        w.oProj().matmul(pool, ws.input.set(ws.core, n, oWidth), ws.mixed);
     }
 }

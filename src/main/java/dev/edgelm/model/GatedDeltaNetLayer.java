@@ -1,5 +1,6 @@
 package dev.edgelm.model;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.DeltaRule;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
@@ -34,10 +35,11 @@ final class GatedDeltaNetLayer {
     void forward(Qwen35Weights.GatedDeltaNet w, SequenceState s, int layer, Workspace ws, int n) {
         int convDim = c.convDim();
         int hv = c.linearValueHeads();
-        w.inProjQkv().matmul(pool, ws.normed, n, ws.qkv);
-        w.inProjZ().matmul(pool, ws.normed, n, ws.z);
-        w.inProjB().matmul(pool, ws.normed, n, ws.beta);
-        w.inProjA().matmul(pool, ws.normed, n, ws.decay);
+        Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
+        w.inProjQkv().matmul(pool, in, ws.qkv);
+        w.inProjZ().matmul(pool, in, ws.z);
+        w.inProjB().matmul(pool, in, ws.beta);
+        w.inProjA().matmul(pool, in, ws.decay);
         // Per-token work below is split between threads by token (each result depends on its token only).
         pool.forRange(n, 1, 64L * n * hv, (t0, t1) -> {
             for (int i = t0 * hv; i < t1 * hv; i++) {
@@ -56,7 +58,7 @@ final class GatedDeltaNetLayer {
         });
         int rows = n * hv;
         pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
-        w.outProj().matmul(pool, ws.core, n, ws.mixed);
+        w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.mixed);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.edgelm.model;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
 import dev.edgelm.util.EdgeLmException;
@@ -157,12 +158,13 @@ public final class Qwen35Model implements AutoCloseable {
 
     /** {@code mixed = down(silu(gate(x)) * up(x))} */
     private void mlp(Qwen35Weights.DecoderLayer layer, Workspace ws, int n) {
-        layer.mlpGate().matmul(pool, ws.normed, n, ws.gate);
-        layer.mlpUp().matmul(pool, ws.normed, n, ws.up);
+        Activations in = ws.input.set(ws.normed, n, config.hiddenSize());
+        layer.mlpGate().matmul(pool, in, ws.gate);
+        layer.mlpUp().matmul(pool, in, ws.up);
         int width = config.intermediateSize();
         pool.forRange(n, 1, 8L * n * width, (t0, t1) ->
                 VectorMath.siluInPlace(ws.gate, ws.up, t0 * width, (t1 - t0) * width));
-        layer.mlpDown().matmul(pool, ws.gate, n, ws.mixed);
+        layer.mlpDown().matmul(pool, ws.input.set(ws.gate, n, width), ws.mixed);
     }
 
     private void logits(Workspace ws, int n, Logits which, Trace trace, float[] out) {

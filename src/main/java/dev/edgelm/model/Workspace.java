@@ -1,11 +1,15 @@
 package dev.edgelm.model;
 
+import dev.edgelm.tensor.Activations;
+
 /**
  * Scratch buffers of one forward call, sized for the largest chunk seen so far and reused, so the
  * steady state (decode, or prefill in equal chunks) allocates nothing. One per model, shared by every
  * sequence: forward calls on a model take turns, and a session's state stays free of scratch.
  */
 final class Workspace {
+    /** The input of the matmuls being run, packed once for all the matrices that read it. */
+    final Activations input = new Activations();
     private int tokens;
     float[] x;        // residual stream [n, hidden]
     float[] normed;   // [n, hidden]

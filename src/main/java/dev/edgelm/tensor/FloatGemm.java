@@ -106,23 +106,12 @@ public final class FloatGemm {
         }
     }
 
-    /** Per calling thread: the activations of the current chunk, packed into panels. */
-    private static final Scratch.Floats PANELS = new Scratch.Floats();
-
-    /**
-     * The calling thread's panel buffer, large enough for {@code n} tokens of {@code cols} values (valid
-     * until the thread's next call): {@link #packPanels} fills it, possibly from several threads.
-     */
-    public static float[] panelBuffer(int n, int cols) {
-        return PANELS.get((n + PANEL - 1) / PANEL * PANEL * cols);
-    }
-
     /**
      * Packs panels {@code [p0, p1)} of tokens {@code [0, n)} of {@code x} (token-major, {@code cols} floats
      * each), {@link #PANEL} tokens a panel, column-major inside a panel: {@code xt[p * PANEL * cols + k *
      * PANEL + j] = x[(p * PANEL + j) * cols + k]}, zeros past token n.
      */
-    public static void packPanels(float[] x, int n, int cols, float[] xt, int p0, int p1) {
+    static void packPanels(float[] x, int n, int cols, float[] xt, int p0, int p1) {
         for (int p = p0; p < p1; p++) {
             int base = p * PANEL * cols;
             for (int j = 0; j < PANEL; j++) {

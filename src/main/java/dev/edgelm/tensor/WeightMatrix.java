@@ -21,6 +21,8 @@ public abstract class WeightMatrix {
     /** Per thread: one panel tile's results before they are scattered to the output rows. */
     private static final ThreadLocal<float[]> TILE_OUT =
             ThreadLocal.withInitial(() -> new float[FloatGemm.PANEL_ROWS * FloatGemm.PANEL]);
+    /** Per calling thread: the input of a one-matrix {@link #matmul(Parallel, float[], int, float[], int, int)}. */
+    private static final ThreadLocal<Activations> INPUT = ThreadLocal.withInitial(Activations::new);
     /** Per thread: decoded weight rows of the current tile, sized for the widest matrix seen. */
     private static final Scratch.Floats TILE_ROWS = new Scratch.Floats();
 
@@ -60,7 +62,28 @@ public abstract class WeightMatrix {
     /**
      * {@code out[t * outStride + outOff + r] = dot(row r, x[t * cols ..])} for t in [0, n), r in [0, rows).
      */
-    public void matmul(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
+    public final void matmul(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
+        matmul(pool, INPUT.get().set(x, n, cols), out, outStride, outOff);
+    }
+
+    /** {@code out[t * rows + r]}: the dense layout. */
+    public final void matmul(Parallel pool, float[] x, int n, float[] out) {
+        matmul(pool, x, n, out, rows, 0);
+    }
+
+    /** As {@link #matmul(Parallel, Activations, float[], int, int)} with the dense layout. */
+    public final void matmul(Parallel pool, Activations in, float[] out) {
+        matmul(pool, in, out, rows, 0);
+    }
+
+    /**
+     * {@code out[t * outStride + outOff + r] = dot(row r, token t of in)}. Matrices multiplied by the same
+     * {@link Activations} share its packed forms.
+     */
+    public void matmul(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        checkInput(in);
+        int n = in.tokens();
+        float[] x = in.x();
         if (n == 1) {
             pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
                 for (int r = start; r < end; r++) {
@@ -70,7 +93,7 @@ public abstract class WeightMatrix {
             return;
         }
         if (n >= FloatGemm.PANEL / 2) {
-            matmulPanels(pool, x, n, out, outStride, outOff);
+            matmulPanels(pool, in, out, outStride, outOff);
             return;
         }
         // Few tokens: the dot-product tile, four rows by four tokens.
@@ -92,6 +115,13 @@ public abstract class WeightMatrix {
         });
     }
 
+    /** Fails unless {@code in} holds rows of this matrix's width. */
+    protected final void checkInput(Activations in) {
+        if (in.cols() != cols) {
+            throw new IllegalArgumentException(this + " multiplies rows of " + cols + " values, got " + in.cols());
+        }
+    }
+
     /**
      * A chunk of tokens: the activations are packed once into panels of {@link FloatGemm#PANEL} tokens, then
      * each thread decodes {@link FloatGemm#PANEL_ROWS} rows at a time and runs the outer-product kernel over
@@ -100,11 +130,12 @@ public abstract class WeightMatrix {
      * decoding once and streaming the panels from L3 beat re-decoding per L2-sized block (one thread, Q8_0,
      * 256 tokens: 125-129 GFLOP/s against 95-109 with 512 KiB blocks, at the 0.8B and 2B MLP shapes).
      */
-    private void matmulPanels(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
+    private void matmulPanels(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        int n = in.tokens();
+        float[] x = in.x();
         int panelFloats = FloatGemm.PANEL * cols;
-        int panels = (n + FloatGemm.PANEL - 1) / FloatGemm.PANEL;
-        float[] packed = FloatGemm.panelBuffer(n, cols);
-        pool.forRange(panels, 1, (long) n * cols, (p0, p1) -> FloatGemm.packPanels(x, n, cols, packed, p0, p1));
+        int panels = in.panelCount();
+        float[] packed = in.panels(pool);
         int panelBlock = Math.max(1, X_BLOCK_FLOATS / panelFloats);
         pool.forRange(rows, FloatGemm.PANEL_ROWS, (long) rows * cols * n, (start, end) -> {
             float[] w = tileRows();
@@ -134,11 +165,6 @@ public abstract class WeightMatrix {
 
     private float[] tileRows() {
         return TILE_ROWS.get(Math.max(FloatGemm.ROWS, FloatGemm.PANEL_ROWS) * cols);
-    }
-
-    /** {@code out[t * rows + r]}: the dense layout. */
-    public final void matmul(Parallel pool, float[] x, int n, float[] out) {
-        matmul(pool, x, n, out, rows, 0);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.FloatGemm;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
@@ -11,9 +12,8 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Prefill for Q4_0 weights with the activations rounded to int8, the way llama.cpp multiplies Q4_0: each
- * token's activations are quantised per block of 32 like ggml's Q8_0 ({@code d = amax / 127}, values
- * rounded to nearest, {@code d} kept at fp16 precision), and each block's dot product is an exact integer
- * sum scaled by {@code d_weight * d_activation}.
+ * token's activations are quantised per block of 32 like ggml's Q8_0 ({@link Activations#int8Panels}), and
+ * each block's dot product is an exact integer sum scaled by {@code d_weight * d_activation}.
  *
  * <p>Why integers: a Q4_0 value is in [-8, 7] and an activation in [-127, 127], so one block's 32 products
  * sum to at most 32,512 in magnitude and fit a 16-bit lane. The kernel is the same outer product as
@@ -31,20 +31,15 @@ import jdk.incubator.vector.VectorSpecies;
 final class Q4_0Gemm {
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_512;
-    private static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
     /** Tokens per panel: one short vector. */
     static final int PANEL = 32;
     /** Weight rows per tile. */
     static final int ROWS = 8;
     private static final int BLOCK = 32;
-    private static final float ROUNDER = 12582912f;
 
     static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("edgelm.q4.int8act", "true"))
             && FloatVector.SPECIES_PREFERRED.length() >= 16 && FloatGemm.PANEL == PANEL;
 
-    /** Per calling thread: the chunk's int8 activation panels and their scales (filled by all threads). */
-    private static final Scratch.Shorts Q_PANELS = new Scratch.Shorts();
-    private static final Scratch.Floats D_PANELS = new Scratch.Floats();
     /** Per thread: a tile's rows as shorts, their scales, and the tile's results. */
     private static final Scratch.Shorts TILE_ROWS = new Scratch.Shorts();
     private static final Scratch.Floats TILE_SCALES = new Scratch.Floats();
@@ -52,20 +47,15 @@ final class Q4_0Gemm {
 
     private Q4_0Gemm() {}
 
-    /** {@code out[t * outStride + outOff + r] = row r . x[t]} for t < n, with x rounded to int8 blocks. */
-    static void matmul(Q4_0Matrix m, Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
+    /** {@code out[t * outStride + outOff + r] = row r . token t of in}, with the tokens rounded to int8 blocks. */
+    static void matmul(Q4_0Matrix m, Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         int cols = m.cols();
         int rows = m.rows();
+        int n = in.tokens();
         int blocks = cols / BLOCK;
-        int panels = (n + PANEL - 1) / PANEL;
-        short[] xq = Q_PANELS.get(panels * PANEL * cols);
-        float[] xd = D_PANELS.get(panels * PANEL * blocks);
-        float[] xt = FloatGemm.panelBuffer(n, cols);
-        // Packing and rounding: ~10 % of a 256-token prefill when it ran on the calling thread alone.
-        pool.forRange(panels, 1, (long) n * cols, (p0, p1) -> {
-            FloatGemm.packPanels(x, n, cols, xt, p0, p1);
-            quantizePanels(xt, p0, p1, cols, xq, xd);
-        });
+        int panels = in.panelCount();
+        short[] xq = in.int8Panels(pool);
+        float[] xd = in.int8Scales();
         pool.forRange(rows, ROWS, (long) rows * cols * n, (start, end) -> {
             short[] w = TILE_ROWS.get(ROWS * cols);
             float[] wd = TILE_SCALES.get(ROWS * blocks);
@@ -88,49 +78,6 @@ final class Q4_0Gemm {
                 }
             }
         });
-    }
-
-    /**
-     * Rounds packed float panels {@code [p0, p1)} ({@code xt[p][k][token]}) to int8 values
-     * {@code xq[p][k][token]} with one scale per token and block of 32 columns, {@code xd[p][block][token]}:
-     * ggml's Q8_0 rule, with ties rounded to even as its x86 kernels do (its scalar reference rounds them
-     * away from zero).
-     */
-    static void quantizePanels(float[] xt, int p0, int p1, int cols, short[] xq, float[] xd) {
-        int blocks = cols / BLOCK;
-        int half = F.length();
-        for (int p = p0; p < p1; p++) {
-            int base = p * PANEL * cols;
-            for (int b = 0; b < blocks; b++) {
-                int kb = base + b * BLOCK * PANEL;
-                FloatVector m0 = FloatVector.zero(F);
-                FloatVector m1 = FloatVector.zero(F);
-                for (int kk = 0; kk < BLOCK; kk++) {
-                    int o = kb + kk * PANEL;
-                    m0 = m0.max(FloatVector.fromArray(F, xt, o).abs());
-                    m1 = m1.max(FloatVector.fromArray(F, xt, o + half).abs());
-                }
-                FloatVector d0 = m0.div(127f);
-                FloatVector d1 = m1.div(127f);
-                FloatVector id0 = FloatVector.broadcast(F, 1f).div(d0).blend(0f, d0.eq(0f));
-                FloatVector id1 = FloatVector.broadcast(F, 1f).div(d1).blend(0f, d1.eq(0f));
-                // The scales at fp16 precision, as ggml stores them.
-                int dOff = (p * blocks + b) * PANEL;
-                d0.intoArray(xd, dOff);
-                d1.intoArray(xd, dOff + half);
-                for (int j = dOff; j < dOff + PANEL; j++) {
-                    xd[j] = Float.float16ToFloat(Float.floatToFloat16(xd[j]));
-                }
-                for (int kk = 0; kk < BLOCK; kk++) {
-                    int o = kb + kk * PANEL;
-                    // Round to nearest, ties to even: add and remove 1.5 * 2^23.
-                    FloatVector r0 = FloatVector.fromArray(F, xt, o).mul(id0).add(ROUNDER).sub(ROUNDER);
-                    FloatVector r1 = FloatVector.fromArray(F, xt, o + half).mul(id1).add(ROUNDER).sub(ROUNDER);
-                    ((ShortVector) r0.convertShape(VectorOperators.F2S, S16, 0)).intoArray(xq, o);
-                    ((ShortVector) r1.convertShape(VectorOperators.F2S, S16, 0)).intoArray(xq, o + half);
-                }
-            }
-        }
     }
 
     /**

@@ -7,6 +7,7 @@ import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.FloatGemm;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
@@ -80,12 +81,13 @@ public final class Q4_0Matrix extends QuantizedMatrix {
     }
 
     @Override
-    public void matmul(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
-        if (n >= FloatGemm.PANEL / 2 && Q4_0Gemm.ENABLED) {
-            Q4_0Gemm.matmul(this, pool, x, n, out, outStride, outOff);
+    public void matmul(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (in.tokens() >= FloatGemm.PANEL / 2 && Q4_0Gemm.ENABLED) {
+            checkInput(in);
+            Q4_0Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
         }
-        super.matmul(pool, x, n, out, outStride, outOff);
+        super.matmul(pool, in, out, outStride, outOff);
     }
 
     @Override

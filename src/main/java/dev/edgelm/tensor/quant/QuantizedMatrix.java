@@ -3,6 +3,7 @@ package dev.edgelm.tensor.quant;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.L;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
@@ -52,11 +53,13 @@ public abstract class QuantizedMatrix extends WeightMatrix {
     }
 
     @Override
-    public void matmul(Parallel pool, float[] x, int n, float[] out, int outStride, int outOff) {
-        if (n != 1) {
-            super.matmul(pool, x, n, out, outStride, outOff);
+    public void matmul(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (in.tokens() != 1) {
+            super.matmul(pool, in, out, outStride, outOff);
             return;
         }
+        checkInput(in);
+        float[] x = in.x();
         float[] sums = null;
         if (sumRun != 0) {
             sums = runSums(x, 0, RUN_SUMS.get(cols / sumRun));
