@@ -65,19 +65,24 @@ final class GatedAttentionLayer {
         float scale = (float) (1.0 / Math.sqrt(hd));
         int group = heads / kvHeads;
         int oWidth = heads * hd;
-        pool.forRange(n * heads, 1, 2L * n * heads * (start + n) * hd, (i0, i1) -> {
-            float[] p = scores.get(start + n);
+        // One work item per token and KV head: the group's query heads share each key and value load.
+        pool.forRange(n * kvHeads, 1, 2L * n * heads * (start + n) * hd, (i0, i1) -> {
+            float[] p = scores.get(group * (start + n));
             for (int i = i0; i < i1; i++) {
-                int t = i / heads;
-                int h = i % heads;
-                int kvh = h / group;
-                int qOff = t * qWidth + h * 2 * hd;
+                int t = i / kvHeads;
+                int kvh = i % kvHeads;
+                int h0 = kvh * group;
+                int qOff = t * qWidth + h0 * 2 * hd;
                 int visible = start + t + 1;
-                int oOff = t * oWidth + h * hd;
-                CausalAttention.attend(ws.qkv, qOff, keys, values, kvWidth, kvh * hd, hd, visible, scale, p, ws.core, oOff);
-                int gOff = qOff + hd;
-                for (int d = 0; d < hd; d++) {
-                    ws.core[oOff + d] *= VectorMath.sigmoid(ws.qkv[gOff + d]);
+                int oOff = t * oWidth + h0 * hd;
+                CausalAttention.attendGroup(ws.qkv, qOff, 2 * hd, group, keys, values, kvWidth, kvh * hd, hd,
+                        visible, scale, p, ws.core, oOff);
+                for (int h = 0; h < group; h++) {
+                    int gOff = qOff + h * 2 * hd + hd;
+                    int o = oOff + h * hd;
+                    for (int d = 0; d < hd; d++) {
+                        ws.core[o + d] *= VectorMath.sigmoid(ws.qkv[gOff + d]);
+                    }
                 }
             }
         });

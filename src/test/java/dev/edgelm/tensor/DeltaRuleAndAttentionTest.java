@@ -8,10 +8,53 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The fused kernels against the textbook formulas, evaluated in double. */
 class DeltaRuleAndAttentionTest {
+
+    /**
+     * A KV group's query heads attended together: each head equals the softmax-weighted sum computed in
+     * double, on the grouped path (four heads, widths of whole four-vector steps) and on the per-head
+     * fallback (other group sizes and widths), with queries interleaved with other data as in the model.
+     */
+    @ParameterizedTest
+    @CsvSource({"4, 256", "4, 128", "4, 24", "2, 256", "3, 64"})
+    void groupedHeadsEachGetTheirOwnSoftmaxWeightedSum(int group, int dim) {
+        SplittableRandom r = new SplittableRandom(31 + group * dim);
+        int stride = 2 * dim; // two KV heads per row; the group reads the second
+        int qStride = 2 * dim; // each query followed by a gate, as q_proj lays them out
+        int positions = 23;
+        float[] keys = random(r, positions * stride, 1);
+        float[] values = random(r, positions * stride, 1);
+        float[] q = random(r, 1 + group * qStride, 1);
+        float scale = (float) (1.5 / Math.sqrt(dim));
+        for (int visible : new int[] {1, 3, 4, 9, positions}) {
+            float[] out = new float[2 + group * dim];
+            CausalAttention.attendGroup(q, 1, qStride, group, keys, values, stride, dim, dim, visible, scale,
+                    new float[group * positions], out, 2);
+            for (int h = 0; h < group; h++) {
+                double[] w = new double[visible];
+                double sum = 0;
+                for (int j = 0; j < visible; j++) {
+                    double s = 0;
+                    for (int d = 0; d < dim; d++) {
+                        s += (double) q[1 + h * qStride + d] * keys[j * stride + dim + d];
+                    }
+                    w[j] = Math.exp(s * scale);
+                    sum += w[j];
+                }
+                for (int d = 0; d < dim; d++) {
+                    double o = 0;
+                    for (int j = 0; j < visible; j++) {
+                        o += w[j] / sum * values[j * stride + dim + d];
+                    }
+                    assertEquals(o, out[2 + h * dim + d], 1e-5, "head " + h + " visible " + visible + " dim " + d);
+                }
+            }
+        }
+    }
 
     private static float[] random(SplittableRandom r, int n, double scale) {
         float[] a = new float[n];
