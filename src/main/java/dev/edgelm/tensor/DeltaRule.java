@@ -41,12 +41,8 @@ public final class DeltaRule {
             float[] out, int outStride, int oOff) {
         int j = 0;
         for (; j + 4 * L <= dv; j += 4 * L) {
-            for (int t = 0; t < n; t++) {
-                int row = t * rowStride;
-                int g = t * gateStride + gateOff;
-                strip4(state, sBase + j, dk, stateStride, qkv, row + qOff, row + kOff, row + vOff + j,
-                        decay[g], beta[g], out, t * outStride + oOff + j);
-            }
+            strip4Run(state, sBase + j, dk, stateStride, n, qkv, rowStride, qOff, kOff, vOff + j,
+                    decay, beta, gateStride, gateOff, out, outStride, oOff + j);
         }
         for (; j + L <= dv; j += L) {
             for (int t = 0; t < n; t++) {
@@ -66,50 +62,77 @@ public final class DeltaRule {
         }
     }
 
-    /** One token on columns {@code [s, s + 4L)} of the state (s = sBase + first column). */
-    private static void strip4(float[] state, int s, int dk, int stride, float[] qkv, int q, int k, int v,
-            float decay, float beta, float[] out, int o) {
+    /**
+     * Every token of the run on columns {@code [s, s + 4L)} of the state (s = sBase + first column). A token
+     * needs {@code S^T k} of the state its predecessor left, which is the state the predecessor's update pass
+     * writes: so that pass also sums the next token's {@code S^T k}, from the values it stores, in the same
+     * order a separate pass would (same bits), and each token after the first reads the strip once instead
+     * of twice. The last token sums against its own key, discarded, to keep the loop free of branches.
+     */
+    private static void strip4Run(float[] state, int s, int dk, int stride, int n, float[] qkv, int rowStride,
+            int qOff, int kOff, int vOff, float[] decay, float[] beta, int gateStride, int gateOff,
+            float[] out, int outStride, int oOff) {
         FloatVector kv0 = FloatVector.zero(F);
         FloatVector kv1 = FloatVector.zero(F);
         FloatVector kv2 = FloatVector.zero(F);
         FloatVector kv3 = FloatVector.zero(F);
         for (int i = 0; i < dk; i++) {
             int at = s + i * stride;
-            FloatVector ki = FloatVector.broadcast(F, qkv[k + i]);
+            FloatVector ki = FloatVector.broadcast(F, qkv[kOff + i]);
             kv0 = FloatVector.fromArray(F, state, at).fma(ki, kv0);
             kv1 = FloatVector.fromArray(F, state, at + L).fma(ki, kv1);
             kv2 = FloatVector.fromArray(F, state, at + 2 * L).fma(ki, kv2);
             kv3 = FloatVector.fromArray(F, state, at + 3 * L).fma(ki, kv3);
         }
-        FloatVector d0 = FloatVector.fromArray(F, qkv, v).sub(kv0.mul(decay)).mul(beta);
-        FloatVector d1 = FloatVector.fromArray(F, qkv, v + L).sub(kv1.mul(decay)).mul(beta);
-        FloatVector d2 = FloatVector.fromArray(F, qkv, v + 2 * L).sub(kv2.mul(decay)).mul(beta);
-        FloatVector d3 = FloatVector.fromArray(F, qkv, v + 3 * L).sub(kv3.mul(decay)).mul(beta);
-        FloatVector o0 = FloatVector.zero(F);
-        FloatVector o1 = FloatVector.zero(F);
-        FloatVector o2 = FloatVector.zero(F);
-        FloatVector o3 = FloatVector.zero(F);
-        for (int i = 0; i < dk; i++) {
-            int at = s + i * stride;
-            float ki = qkv[k + i];
-            FloatVector qi = FloatVector.broadcast(F, qkv[q + i]);
-            FloatVector u0 = FloatVector.fromArray(F, state, at).mul(decay).add(d0.mul(ki));
-            FloatVector u1 = FloatVector.fromArray(F, state, at + L).mul(decay).add(d1.mul(ki));
-            FloatVector u2 = FloatVector.fromArray(F, state, at + 2 * L).mul(decay).add(d2.mul(ki));
-            FloatVector u3 = FloatVector.fromArray(F, state, at + 3 * L).mul(decay).add(d3.mul(ki));
-            u0.intoArray(state, at);
-            u1.intoArray(state, at + L);
-            u2.intoArray(state, at + 2 * L);
-            u3.intoArray(state, at + 3 * L);
-            o0 = u0.fma(qi, o0);
-            o1 = u1.fma(qi, o1);
-            o2 = u2.fma(qi, o2);
-            o3 = u3.fma(qi, o3);
+        for (int t = 0; t < n; t++) {
+            int row = t * rowStride;
+            int q = row + qOff;
+            int k = row + kOff;
+            int v = row + vOff;
+            int kNext = (t + 1 < n ? row + rowStride : row) + kOff;
+            int g = t * gateStride + gateOff;
+            float decayT = decay[g];
+            float betaT = beta[g];
+            FloatVector d0 = FloatVector.fromArray(F, qkv, v).sub(kv0.mul(decayT)).mul(betaT);
+            FloatVector d1 = FloatVector.fromArray(F, qkv, v + L).sub(kv1.mul(decayT)).mul(betaT);
+            FloatVector d2 = FloatVector.fromArray(F, qkv, v + 2 * L).sub(kv2.mul(decayT)).mul(betaT);
+            FloatVector d3 = FloatVector.fromArray(F, qkv, v + 3 * L).sub(kv3.mul(decayT)).mul(betaT);
+            FloatVector o0 = FloatVector.zero(F);
+            FloatVector o1 = FloatVector.zero(F);
+            FloatVector o2 = FloatVector.zero(F);
+            FloatVector o3 = FloatVector.zero(F);
+            kv0 = FloatVector.zero(F);
+            kv1 = FloatVector.zero(F);
+            kv2 = FloatVector.zero(F);
+            kv3 = FloatVector.zero(F);
+            for (int i = 0; i < dk; i++) {
+                int at = s + i * stride;
+                float ki = qkv[k + i];
+                FloatVector qi = FloatVector.broadcast(F, qkv[q + i]);
+                FloatVector kn = FloatVector.broadcast(F, qkv[kNext + i]);
+                FloatVector u0 = FloatVector.fromArray(F, state, at).mul(decayT).add(d0.mul(ki));
+                FloatVector u1 = FloatVector.fromArray(F, state, at + L).mul(decayT).add(d1.mul(ki));
+                FloatVector u2 = FloatVector.fromArray(F, state, at + 2 * L).mul(decayT).add(d2.mul(ki));
+                FloatVector u3 = FloatVector.fromArray(F, state, at + 3 * L).mul(decayT).add(d3.mul(ki));
+                u0.intoArray(state, at);
+                u1.intoArray(state, at + L);
+                u2.intoArray(state, at + 2 * L);
+                u3.intoArray(state, at + 3 * L);
+                o0 = u0.fma(qi, o0);
+                o1 = u1.fma(qi, o1);
+                o2 = u2.fma(qi, o2);
+                o3 = u3.fma(qi, o3);
+                kv0 = u0.fma(kn, kv0);
+                kv1 = u1.fma(kn, kv1);
+                kv2 = u2.fma(kn, kv2);
+                kv3 = u3.fma(kn, kv3);
+            }
+            int o = t * outStride + oOff;
+            o0.intoArray(out, o);
+            o1.intoArray(out, o + L);
+            o2.intoArray(out, o + 2 * L);
+            o3.intoArray(out, o + 3 * L);
         }
-        o0.intoArray(out, o);
-        o1.intoArray(out, o + L);
-        o2.intoArray(out, o + 2 * L);
-        o3.intoArray(out, o + 3 * L);
     }
 
     /** One token on columns {@code [s, s + L)}. */
