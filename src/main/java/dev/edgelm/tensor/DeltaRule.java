@@ -10,7 +10,8 @@ import jdk.incubator.vector.VectorSpecies;
  *   S = decay * S;   S += beta * k (v - S^T k)^T;   o = S^T q
  * </pre>
  * The decay is folded in ({@code (decay S)^T k = decay (S^T k)}), so a step reads the state once and
- * reads-writes it once: two passes instead of the four of the textbook order.
+ * reads-writes it once: two passes instead of the four of the textbook order; in four-vector strips the
+ * read pass of the next token rides along with the update pass (see {@link #strip4Run}), one pass a token.
  *
  * <p>Columns of S evolve independently (column j needs only {@code v[j]} besides k and q), so the scan
  * walks the state in strips of four vectors of columns and runs every token of the run through one strip
