@@ -4,6 +4,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -34,6 +35,10 @@ public final class Activations {
     private static final VectorSpecies<Short> SHORT_HALF =
             VectorSpecies.of(short.class, VectorShape.forBitSize(16 * F.length()));
     private static final float ROUNDER = 12582912f;
+    private static final VectorShuffle<Float> EVEN_LANES = F.length() == 16
+            ? VectorShuffle.fromValues(F, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) : null;
+    private static final VectorShuffle<Float> ODD_LANES = F.length() == 16
+            ? VectorShuffle.fromValues(F, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31) : null;
 
     private float[] x;
     private int n;
@@ -118,8 +123,9 @@ public final class Activations {
     }
 
     /**
-     * The scales of {@link #int8Panels} (call that first): {@code [panel][block][token]}, one per token and
-     * block of 32 columns.
+     * The scales of {@link #int8Panels} (call that first): {@code [panel][block][32]}, one per token and
+     * block of 32 columns; with 16-lane vectors (32-token panels) a block's 32 hold the panel's even tokens,
+     * then its odd ones, the order in which a kernel that widens 16-bit lane pairs meets them.
      */
     public float[] int8Scales() {
         if (!rounded) {
@@ -163,6 +169,13 @@ public final class Activations {
                 d1.intoArray(xd, dOff + half);
                 for (int j = dOff; j < dOff + PANEL; j++) {
                     xd[j] = Float.float16ToFloat(Float.floatToFloat16(xd[j]));
+                }
+                if (half == 16) {
+                    // Even tokens first, then odd: the order in which the 16-bit kernel widens its sums.
+                    FloatVector lo = FloatVector.fromArray(F, xd, dOff);
+                    FloatVector hi = FloatVector.fromArray(F, xd, dOff + half);
+                    lo.rearrange(EVEN_LANES, hi).intoArray(xd, dOff);
+                    lo.rearrange(ODD_LANES, hi).intoArray(xd, dOff + half);
                 }
                 for (int kk = 0; kk < BLOCK; kk++) {
                     int o = kb + kk * PANEL;
