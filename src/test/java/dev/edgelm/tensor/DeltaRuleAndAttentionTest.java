@@ -56,6 +56,14 @@ class DeltaRuleAndAttentionTest {
         }
     }
 
+    /** Decays in [0.6, 1) and betas in [0, 1), one per step. */
+    private static void randomGates(SplittableRandom r, float[] decay, float[] beta) {
+        for (int t = 0; t < decay.length; t++) {
+            decay[t] = (float) (0.6 + 0.4 * r.nextDouble());
+            beta[t] = (float) r.nextDouble();
+        }
+    }
+
     private static float[] random(SplittableRandom r, int n, double scale) {
         float[] a = new float[n];
         for (int i = 0; i < n; i++) {
@@ -146,10 +154,7 @@ class DeltaRuleAndAttentionTest {
         float[] qkv = random(r, steps * (2 * dk + dv), 0.4);
         float[] decay = new float[steps];
         float[] beta = new float[steps];
-        for (int t = 0; t < steps; t++) {
-            decay[t] = (float) (0.6 + 0.4 * r.nextDouble());
-            beta[t] = (float) r.nextDouble();
-        }
+        randomGates(r, decay, beta);
         int rowStride = 2 * dk + dv;
         float[] wide = state.clone();
         float[] wideOut = new float[steps * dv];
@@ -195,10 +200,7 @@ class DeltaRuleAndAttentionTest {
         float[] qkv = random(r, steps * (2 * dk + dv), 0.4);
         float[] decay = new float[steps];
         float[] beta = new float[steps];
-        for (int t = 0; t < steps; t++) {
-            decay[t] = (float) (0.6 + 0.4 * r.nextDouble());
-            beta[t] = (float) r.nextDouble();
-        }
+        randomGates(r, decay, beta);
         int rowStride = 2 * dk + dv;
         float[] packedOut = new float[steps * dv];
         float[] paddedOut = new float[steps * dv];
