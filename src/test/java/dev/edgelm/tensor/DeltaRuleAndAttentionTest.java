@@ -35,25 +35,37 @@ class DeltaRuleAndAttentionTest {
             CausalAttention.attendGroup(q, 1, qStride, group, keys, values, stride, dim, dim, visible, scale,
                     new float[group * positions], out, 2);
             for (int h = 0; h < group; h++) {
-                double[] w = new double[visible];
-                double sum = 0;
-                for (int j = 0; j < visible; j++) {
-                    double s = 0;
-                    for (int d = 0; d < dim; d++) {
-                        s += (double) q[1 + h * qStride + d] * keys[j * stride + dim + d];
-                    }
-                    w[j] = Math.exp(s * scale);
-                    sum += w[j];
-                }
+                double[] expected = softmaxWeightedSum(q, 1 + h * qStride, keys, values, stride, dim, dim, visible, scale);
                 for (int d = 0; d < dim; d++) {
-                    double o = 0;
-                    for (int j = 0; j < visible; j++) {
-                        o += w[j] / sum * values[j * stride + dim + d];
-                    }
-                    assertEquals(o, out[2 + h * dim + d], 1e-5, "head " + h + " visible " + visible + " dim " + d);
+                    assertEquals(expected[d], out[2 + h * dim + d], 1e-5, "head " + h + " visible " + visible + " dim " + d);
                 }
             }
         }
+    }
+
+    /**
+     * {@code softmax(q . k_j * scale) v_j} in double, the query at {@code q[qOff..]}, key and value j at
+     * {@code keys/values[j * stride + headOff ..]}.
+     */
+    private static double[] softmaxWeightedSum(float[] q, int qOff, float[] keys, float[] values, int stride,
+            int headOff, int dim, int visible, float scale) {
+        double[] w = new double[visible];
+        double sum = 0;
+        for (int j = 0; j < visible; j++) {
+            double s = 0;
+            for (int d = 0; d < dim; d++) {
+                s += (double) q[qOff + d] * keys[j * stride + headOff + d];
+            }
+            w[j] = Math.exp(s * scale);
+            sum += w[j];
+        }
+        double[] o = new double[dim];
+        for (int d = 0; d < dim; d++) {
+            for (int j = 0; j < visible; j++) {
+                o[d] += w[j] / sum * values[j * stride + headOff + d];
+            }
+        }
+        return o;
     }
 
     /** Decays in [0.6, 1) and betas in [0, 1), one per step. */
@@ -233,22 +245,9 @@ class DeltaRuleAndAttentionTest {
         for (int visible = 1; visible <= positions; visible++) {
             float[] out = new float[dim];
             CausalAttention.attend(q, 0, keys, values, stride, dim, dim, visible, scale, new float[positions], out, 0);
-            double[] w = new double[visible];
-            double sum = 0;
-            for (int j = 0; j < visible; j++) {
-                double s = 0;
-                for (int d = 0; d < dim; d++) {
-                    s += (double) q[d] * keys[j * stride + dim + d];
-                }
-                w[j] = Math.exp(s * scale);
-                sum += w[j];
-            }
+            double[] expected = softmaxWeightedSum(q, 0, keys, values, stride, dim, dim, visible, scale);
             for (int d = 0; d < dim; d++) {
-                double o = 0;
-                for (int j = 0; j < visible; j++) {
-                    o += w[j] / sum * values[j * stride + dim + d];
-                }
-                assertEquals(o, out[d], 1e-5, "visible " + visible + " dim " + d);
+                assertEquals(expected[d], out[d], 1e-5, "visible " + visible + " dim " + d);
             }
         }
     }
