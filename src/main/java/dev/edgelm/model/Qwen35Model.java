@@ -131,9 +131,9 @@ public final class Qwen35Model implements AutoCloseable {
         }
         float eps = config.rmsNormEps();
         Qwen35Weights.DecoderLayer[] layers = weights.layers();
+        RmsNorm.rows(pool, ws.x, n, layers[0].inputNorm(), eps, ws.normed);
         for (int l = 0; l < layers.length; l++) {
             Qwen35Weights.DecoderLayer layer = layers[l];
-            RmsNorm.rows(pool, ws.x, n, layer.inputNorm(), eps, ws.normed);
             switch (layer.mixer()) {
                 case Qwen35Weights.GatedDeltaNet w -> deltaNet.forward(w, state, l, ws, n);
                 case Qwen35Weights.GatedAttention w -> attention.forward(w, state, l, ws, n);
@@ -141,10 +141,14 @@ public final class Qwen35Model implements AutoCloseable {
             if (trace != null) {
                 trace.mixer(l, ws.mixed, n);
             }
-            addRows(ws.mixed, ws.x, n, hidden);
-            RmsNorm.rows(pool, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
+            RmsNorm.addThenRows(pool, ws.mixed, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
             mlp(layer, ws, n);
-            addRows(ws.mixed, ws.x, n, hidden);
+            // The residual add, fused with the next layer's input norm.
+            if (l + 1 < layers.length) {
+                RmsNorm.addThenRows(pool, ws.mixed, ws.x, n, layers[l + 1].inputNorm(), eps, ws.normed);
+            } else {
+                addRows(ws.mixed, ws.x, n, hidden);
+            }
             if (trace != null) {
                 trace.layer(l, ws.x, n);
             }

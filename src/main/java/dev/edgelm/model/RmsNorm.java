@@ -20,6 +20,21 @@ final class RmsNorm {
         return (float) (1.0 / Math.sqrt(meanSquare + eps));
     }
 
+    /**
+     * The residual add and the norm after it, row by row: {@code x += residual}, then {@code out = norm(x)}.
+     * One pass over each row where two passes over all rows read x back from L2 or beyond.
+     */
+    static void addThenRows(Parallel pool, float[] residual, float[] x, int rows, float[] scale, float eps,
+            float[] out) {
+        int w = scale.length;
+        pool.forRange(rows, 1, 4L * rows * w, (r0, r1) -> {
+            for (int r = r0; r < r1; r++) {
+                VectorMath.add(residual, r * w, x, r * w, w);
+                apply(x, r * w, scale, eps, out, r * w);
+            }
+        });
+    }
+
     /** Applies the norm to each of {@code rows} rows of width {@code scale.length}, rows split between threads. */
     static void rows(Parallel pool, float[] x, int rows, float[] scale, float eps, float[] out) {
         int w = scale.length;
