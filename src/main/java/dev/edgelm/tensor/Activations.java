@@ -106,17 +106,18 @@ public final class Activations {
             if (int8Scales.length < panelCount * PANEL * blocks) {
                 int8Scales = new float[panelCount * PANEL * blocks];
             }
-            if (packed) {
-                pool.forRange(panelCount, 1, (long) n * cols, (p0, p1) -> round(p0, p1));
-            } else {
+            boolean pack = !packed;
+            if (pack) {
                 ensurePanels();
-                // Each thread packs then rounds its own panels, while they are in its cache.
-                pool.forRange(panelCount, 1, (long) n * cols, (p0, p1) -> {
-                    FloatGemm.packPanels(x, n, cols, panels, p0, p1);
-                    round(p0, p1);
-                });
-                packed = true;
             }
+            // Each thread packs (if not done yet) then rounds its own panels, while they are in its cache.
+            pool.forRange(panelCount, 1, (long) n * cols, (p0, p1) -> {
+                if (pack) {
+                    FloatGemm.packPanels(x, n, cols, panels, p0, p1);
+                }
+                round(p0, p1);
+            });
+            packed = true;
             rounded = true;
         }
         return int8;

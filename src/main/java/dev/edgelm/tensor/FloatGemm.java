@@ -200,6 +200,14 @@ public final class FloatGemm {
         writeTile(tmp, PANEL_ROWS, tokens, out, outStride, outOff, row0, t0);
     }
 
+    /** Per thread: a tile's results ({@link #PANEL_ROWS} rows of {@link #PANEL} tokens) before {@link #writeTile}. */
+    private static final ThreadLocal<float[]> TILE_RESULTS = ThreadLocal.withInitial(() -> new float[PANEL_ROWS * PANEL]);
+
+    /** The calling thread's buffer for a tile's results, in the layout {@link #writeTile} reads. */
+    public static float[] tileResults() {
+        return TILE_RESULTS.get();
+    }
+
     /**
      * Writes a tile's results, {@code tmp[i * PANEL + j]} for rows i < {@code rows} and tokens j <
      * {@code tokens}, to {@code out[(t0 + j) * outStride + outOff + row0 + i]}. Token by token, so that the

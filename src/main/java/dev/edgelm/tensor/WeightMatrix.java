@@ -18,9 +18,6 @@ public abstract class WeightMatrix {
     protected final MemorySegment data;
     protected final int rows;
     protected final int cols;
-    /** Per thread: one panel tile's results before they are scattered to the output rows. */
-    private static final ThreadLocal<float[]> TILE_OUT =
-            ThreadLocal.withInitial(() -> new float[FloatGemm.PANEL_ROWS * FloatGemm.PANEL]);
     /** Per calling thread: the input of a one-matrix {@link #matmul(Parallel, float[], int, float[], int, int)}. */
     private static final ThreadLocal<Activations> INPUT = ThreadLocal.withInitial(Activations::new);
     /** Per thread: decoded weight rows of the current tile, sized for the widest matrix seen. */
@@ -80,8 +77,19 @@ public abstract class WeightMatrix {
      * {@code out[t * outStride + outOff + r] = dot(row r, token t of in)}. Matrices multiplied by the same
      * {@link Activations} share its packed forms.
      */
-    public void matmul(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
-        checkInput(in);
+    public final void matmul(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (in.cols() != cols) {
+            throw new IllegalArgumentException(this + " multiplies rows of " + cols + " values, got " + in.cols());
+        }
+        multiply(pool, in, out, outStride, outOff);
+    }
+
+    /**
+     * The work of {@link #matmul(Parallel, Activations, float[], int, int)}, for an input of this matrix's
+     * width: one-token rows through {@link #dotRow}, chunks through the float kernels. Formats with kernels
+     * of their own override it.
+     */
+    protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         int n = in.tokens();
         float[] x = in.x();
         if (n == 1) {
@@ -115,13 +123,6 @@ public abstract class WeightMatrix {
         });
     }
 
-    /** Fails unless {@code in} holds rows of this matrix's width. */
-    protected final void checkInput(Activations in) {
-        if (in.cols() != cols) {
-            throw new IllegalArgumentException(this + " multiplies rows of " + cols + " values, got " + in.cols());
-        }
-    }
-
     /**
      * A chunk of tokens: the activations are packed once into panels of {@link FloatGemm#PANEL} tokens, then
      * each thread decodes {@link FloatGemm#PANEL_ROWS} rows at a time and runs the outer-product kernel over
@@ -139,7 +140,7 @@ public abstract class WeightMatrix {
         int panelBlock = Math.max(1, X_BLOCK_FLOATS / panelFloats);
         pool.forRange(rows, FloatGemm.PANEL_ROWS, (long) rows * cols * n, (start, end) -> {
             float[] w = tileRows();
-            float[] tmp = TILE_OUT.get();
+            float[] tmp = FloatGemm.tileResults();
             for (int p0 = 0; p0 < panels; p0 += panelBlock) {
                 int p1 = Math.min(panels, p0 + panelBlock);
                 int r = start;

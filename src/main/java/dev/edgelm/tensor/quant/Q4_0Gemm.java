@@ -49,10 +49,9 @@ final class Q4_0Gemm {
     static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("edgelm.q4.int8act", "true"))
             && FloatVector.SPECIES_PREFERRED.length() >= 16 && FloatGemm.PANEL == PANEL;
 
-    /** Per thread: a tile's rows as shorts, their scales, and the tile's results. */
+    /** Per thread: a tile's rows as shorts and their scales. */
     private static final Scratch.Shorts TILE_ROWS = new Scratch.Shorts();
     private static final Scratch.Floats TILE_SCALES = new Scratch.Floats();
-    private static final ThreadLocal<float[]> TILE_OUT = ThreadLocal.withInitial(() -> new float[ROWS * PANEL]);
 
     private Q4_0Gemm() {}
 
@@ -68,7 +67,7 @@ final class Q4_0Gemm {
         pool.forRange(rows, ROWS, (long) rows * cols * n, (start, end) -> {
             short[] w = TILE_ROWS.get(ROWS * cols);
             float[] wd = TILE_SCALES.get(ROWS * blocks);
-            float[] tmp = TILE_OUT.get();
+            float[] tmp = FloatGemm.tileResults();
             int r = start;
             for (; r < end; r += ROWS) {
                 int count = Math.min(ROWS, end - r);

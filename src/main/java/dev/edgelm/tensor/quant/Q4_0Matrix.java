@@ -81,13 +81,12 @@ public final class Q4_0Matrix extends QuantizedMatrix {
     }
 
     @Override
-    public void matmul(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+    protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         if (in.tokens() >= FloatGemm.PANEL / 2 && Q4_0Gemm.ENABLED) {
-            checkInput(in);
             Q4_0Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
         }
-        super.matmul(pool, in, out, outStride, outOff);
+        super.multiply(pool, in, out, outStride, outOff);
     }
 
     @Override

@@ -53,12 +53,11 @@ public abstract class QuantizedMatrix extends WeightMatrix {
     }
 
     @Override
-    public void matmul(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+    protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         if (in.tokens() != 1) {
-            super.matmul(pool, in, out, outStride, outOff);
+            super.multiply(pool, in, out, outStride, outOff);
             return;
         }
-        checkInput(in);
         float[] x = in.x();
         float[] sums = null;
         if (sumRun != 0) {
