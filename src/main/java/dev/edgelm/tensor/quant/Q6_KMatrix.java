@@ -14,6 +14,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 
 /**
  * ggml Q6_K: super-blocks of 256 values, 210 bytes: 128 bytes {@code ql} (low nibbles), 64 bytes
@@ -71,6 +72,9 @@ public final class Q6_KMatrix extends QuantizedMatrix {
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (BL == 16 && P == 1) {
+            return dot16(row, x, xOff);
+        }
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -103,5 +107,119 @@ public final class Q6_KMatrix extends QuantizedMatrix {
             }
         }
         return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    /**
+     * The 16-lane (AVX-512) shape written out: per half super-block and 16 columns, the bytes of {@code qh} and
+     * of both {@code ql} runs are widened once and give the four quarters' values by shifts and masks; the
+     * 16 group scales are converted once per super-block (times {@code d}) and each group takes its lane by
+     * a constant shuffle. 248,320 x 1024 (a 0.8B head) on two threads, alternating runs: 30.5 ms per product
+     * before (a scale picked and converted per 16 values, the bytes re-read per quarter), 15.1 with the
+     * shuffles taken from an array (not folded by C2), 10.4-10.5 with one constant per lane, against 9.2-9.6 ms
+     * for the same shape in Q8_0.
+     */
+    private float dot16(int row, float[] x, int xOff) {
+        long base = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            FloatVector scales = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
+                    .convertShape(VectorOperators.B2F, F, 0)).mul(Simd.fp16(data, o + 208));
+            int xi = xOff + b * BLOCK;
+            { // half 0, columns 0..15
+                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 0, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                int v = xi + 0;
+                IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
+                IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
+                IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
+                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)).fma(scales.rearrange(LANE0), acc0);
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)).fma(scales.rearrange(LANE2), acc1);
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)).fma(scales.rearrange(LANE4), acc0);
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)).fma(scales.rearrange(LANE6), acc1);
+            }
+            { // half 0, columns 16..31
+                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 144, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                int v = xi + 16;
+                IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
+                IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
+                IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
+                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)).fma(scales.rearrange(LANE1), acc0);
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)).fma(scales.rearrange(LANE3), acc1);
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)).fma(scales.rearrange(LANE5), acc0);
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)).fma(scales.rearrange(LANE7), acc1);
+            }
+            { // half 1, columns 0..15
+                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 160, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                int v = xi + 128;
+                IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
+                IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
+                IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
+                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)).fma(scales.rearrange(LANE8), acc0);
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)).fma(scales.rearrange(LANE10), acc1);
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)).fma(scales.rearrange(LANE12), acc0);
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)).fma(scales.rearrange(LANE14), acc1);
+            }
+            { // half 1, columns 16..31
+                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 176, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                int v = xi + 144;
+                IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
+                IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
+                IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
+                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)).fma(scales.rearrange(LANE9), acc0);
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)).fma(scales.rearrange(LANE11), acc1);
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)).fma(scales.rearrange(LANE13), acc0);
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)).fma(scales.rearrange(LANE15), acc1);
+            }
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+    }
+
+    // Shuffles that broadcast lane j of a 16-lane vector: constants, so that C2 folds them.
+    private static final VectorShuffle<Float> LANE0 = lane(0);
+    private static final VectorShuffle<Float> LANE1 = lane(1);
+    private static final VectorShuffle<Float> LANE2 = lane(2);
+    private static final VectorShuffle<Float> LANE3 = lane(3);
+    private static final VectorShuffle<Float> LANE4 = lane(4);
+    private static final VectorShuffle<Float> LANE5 = lane(5);
+    private static final VectorShuffle<Float> LANE6 = lane(6);
+    private static final VectorShuffle<Float> LANE7 = lane(7);
+    private static final VectorShuffle<Float> LANE8 = lane(8);
+    private static final VectorShuffle<Float> LANE9 = lane(9);
+    private static final VectorShuffle<Float> LANE10 = lane(10);
+    private static final VectorShuffle<Float> LANE11 = lane(11);
+    private static final VectorShuffle<Float> LANE12 = lane(12);
+    private static final VectorShuffle<Float> LANE13 = lane(13);
+    private static final VectorShuffle<Float> LANE14 = lane(14);
+    private static final VectorShuffle<Float> LANE15 = lane(15);
+
+    private static VectorShuffle<Float> lane(int j) {
+        int[] index = new int[F.length()];
+        java.util.Arrays.fill(index, Math.min(j, F.length() - 1));
+        return VectorShuffle.fromArray(F, index, 0);
     }
 }
