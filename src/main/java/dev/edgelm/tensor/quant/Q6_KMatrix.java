@@ -110,13 +110,13 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     }
 
     /**
-     * The 16-lane (AVX-512) shape written out: per half super-block and 16 columns, the bytes of {@code qh} and
-     * of both {@code ql} runs are widened once and give the four quarters' values by shifts and masks; the
-     * 16 group scales are converted once per super-block (times {@code d}) and each group takes its lane by
-     * a constant shuffle. 248,320 x 1024 (a 0.8B head) on two threads, alternating runs: 30.5 ms per product
-     * before (a scale picked and converted per 16 values, the bytes re-read per quarter), 15.1 with the
-     * shuffles taken from an array (not folded by C2), 10.4-10.5 with one constant per lane, against 9.2-9.6 ms
-     * for the same shape in Q8_0.
+     * The 16-lane (AVX-512) shape written out, its four runs of 16 columns spelled out so that every lane
+     * index is a constant. Per half super-block and 16 columns, the bytes of {@code qh} and of both {@code ql}
+     * runs are widened once and give the four quarters' values by shifts and masks; the 16 group scales are
+     * converted once per super-block (times {@code d}) and each group takes its lane by a constant shuffle.
+     * 248,320 x 1024 (a 0.8B head) on two threads, alternating runs: 30.5 ms per product before (a scale
+     * picked and converted per 16 values, the bytes re-read per quarter), 15.1 with the shuffles read from an
+     * array, 10.4-10.5 with one constant per lane, against 9.2-9.6 ms for the same shape in Q8_0.
      */
     private float dot16(int row, float[] x, int xOff) {
         long base = row * rowBytes;
@@ -138,11 +138,16 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
                 IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
-                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)).fma(scales.rearrange(LANE0), acc0);
-                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)).fma(scales.rearrange(LANE2), acc1);
-                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)).fma(scales.rearrange(LANE4), acc0);
-                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)).fma(scales.rearrange(LANE6), acc1);
+                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
+                        .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
+                        .fma(scales.rearrange(LANE0), acc0);
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                        .fma(scales.rearrange(LANE2), acc1);
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                        .fma(scales.rearrange(LANE4), acc0);
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
+                        .fma(scales.rearrange(LANE6), acc1);
             }
             { // half 0, columns 16..31
                 IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 144, LE)
@@ -155,11 +160,16 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
                 IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
-                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)).fma(scales.rearrange(LANE1), acc0);
-                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)).fma(scales.rearrange(LANE3), acc1);
-                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)).fma(scales.rearrange(LANE5), acc0);
-                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)).fma(scales.rearrange(LANE7), acc1);
+                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
+                        .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
+                        .fma(scales.rearrange(LANE1), acc0);
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                        .fma(scales.rearrange(LANE3), acc1);
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                        .fma(scales.rearrange(LANE5), acc0);
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
+                        .fma(scales.rearrange(LANE7), acc1);
             }
             { // half 1, columns 0..15
                 IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 160, LE)
@@ -172,11 +182,16 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
                 IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
-                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)).fma(scales.rearrange(LANE8), acc0);
-                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)).fma(scales.rearrange(LANE10), acc1);
-                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)).fma(scales.rearrange(LANE12), acc0);
-                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)).fma(scales.rearrange(LANE14), acc1);
+                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
+                        .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
+                        .fma(scales.rearrange(LANE8), acc0);
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                        .fma(scales.rearrange(LANE10), acc1);
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                        .fma(scales.rearrange(LANE12), acc0);
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
+                        .fma(scales.rearrange(LANE14), acc1);
             }
             { // half 1, columns 16..31
                 IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 176, LE)
@@ -189,17 +204,23 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
                 IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
-                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)).fma(scales.rearrange(LANE9), acc0);
-                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)).fma(scales.rearrange(LANE11), acc1);
-                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)).fma(scales.rearrange(LANE13), acc0);
-                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)).fma(scales.rearrange(LANE15), acc1);
+                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
+                        .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
+                        .fma(scales.rearrange(LANE9), acc0);
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                        .fma(scales.rearrange(LANE11), acc1);
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                        .fma(scales.rearrange(LANE13), acc0);
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
+                        .fma(scales.rearrange(LANE15), acc1);
             }
         }
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
-    // Shuffles that broadcast lane j of a 16-lane vector: constants, so that C2 folds them.
+    // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
+    // one permute, but not one read from an array (15.1 against 10.4 ms above).
     private static final VectorShuffle<Float> LANE0 = lane(0);
     private static final VectorShuffle<Float> LANE1 = lane(1);
     private static final VectorShuffle<Float> LANE2 = lane(2);
