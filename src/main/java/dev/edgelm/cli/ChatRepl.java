@@ -4,6 +4,7 @@ import dev.edgelm.chat.Conversation;
 import dev.edgelm.chat.Reply;
 import dev.edgelm.engine.GenerationOptions;
 import dev.edgelm.engine.StopReason;
+import dev.edgelm.engine.Warmup;
 import dev.edgelm.util.EdgeLmException;
 import java.io.PrintWriter;
 import org.jline.reader.EndOfFileException;
@@ -33,12 +34,15 @@ final class ChatRepl {
     private final Conversation conversation;
     private final GenerationOptions options;
     private final String model;
+    private final Warmup warmup;
 
-    ChatRepl(Terminal terminal, Conversation conversation, GenerationOptions options, String model) {
+    /** {@code warmup}: passes running while the first message is typed, stopped when it is sent. */
+    ChatRepl(Terminal terminal, Conversation conversation, GenerationOptions options, String model, Warmup warmup) {
         this.terminal = terminal;
         this.conversation = conversation;
         this.options = options;
         this.model = model;
+        this.warmup = warmup;
     }
 
     void run() {
@@ -60,6 +64,7 @@ final class ChatRepl {
             if (line.isEmpty()) {
                 continue;
             }
+            warmup.close();
             if (line.startsWith("/")) {
                 if (!command(line, out)) {
                     break;

@@ -7,6 +7,7 @@ import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
 import dev.edgelm.engine.GenerationOptions;
 import dev.edgelm.engine.StopReason;
+import dev.edgelm.engine.Warmup;
 import dev.edgelm.hub.HubClient;
 import dev.edgelm.hub.ModelReference;
 import dev.edgelm.template.ChatFormat;
@@ -108,8 +109,8 @@ final class RunCommand implements Callable<Integer> {
             conversation.setSystem(system);
             conversation.setThinking(think);
             if (interactive) {
-                try (Terminal terminal = context.terminal().open()) {
-                    new ChatRepl(terminal, conversation, options, model).run();
+                try (Terminal terminal = context.terminal().open(); Warmup warmup = Warmup.start(engine)) {
+                    new ChatRepl(terminal, conversation, options, model, warmup).run();
                 } catch (IOException e) {
                     throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
                 }
