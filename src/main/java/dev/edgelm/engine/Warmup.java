@@ -31,25 +31,25 @@ public final class Warmup implements AutoCloseable {
     /** The passes stop at the first one that is not this much faster than the one before it. */
     private static final double SETTLED = 1.25;
 
-    private final Thread thread;
+    /** The background thread, or null for passes run on the caller's thread. */
+    private Thread thread;
     private volatile boolean stopRequested;
     private volatile int passes;
 
-    private Warmup(Engine engine) {
-        this.thread = new Thread(() -> run(engine), "edgelm-warmup");
-        thread.setDaemon(true);
-    }
+    private Warmup() {}
 
     /** Starts warming {@code engine} up on a background thread. */
     public static Warmup start(Engine engine) {
-        Warmup w = new Warmup(engine);
+        Warmup w = new Warmup();
+        w.thread = new Thread(() -> w.run(engine), "edgelm-warmup");
+        w.thread.setDaemon(true);
         w.thread.start();
         return w;
     }
 
     /** Runs the passes on the calling thread until they settle, at most {@link #MAX_PASSES}; returns how many. */
     static int runToCompletion(Engine engine) {
-        Warmup w = new Warmup(engine);
+        Warmup w = new Warmup();
         w.passes(engine);
         return w.passes;
     }
@@ -97,7 +97,7 @@ public final class Warmup implements AutoCloseable {
     public void close() {
         stopRequested = true;
         boolean interrupted = false;
-        while (thread.isAlive()) {
+        while (thread != null && thread.isAlive()) {
             try {
                 thread.join();
             } catch (InterruptedException e) {
@@ -111,6 +111,6 @@ public final class Warmup implements AutoCloseable {
 
     /** Whether the background thread has ended. */
     boolean finished() {
-        return !thread.isAlive();
+        return thread == null || !thread.isAlive();
     }
 }

@@ -72,7 +72,7 @@ final class GatedDeltaNetLayer {
         int k = c.convKernel();
         int keep = k - 1;
         // The next window, the last K-1 rows of [window; inputs], saved before the inputs are overwritten.
-        float[] next = ws.convOut;
+        float[] next = ws.nextConvWindow;
         for (int r = 0; r < keep; r++) {
             int src = n + r;
             if (src < keep) {

@@ -15,7 +15,7 @@ final class Workspace {
     float[] normed;   // [n, hidden]
     float[] mixed;    // mixer output [n, hidden]
     float[] qkv;      // [n, convDim] (linear) / [n, 2 * heads * headDim] (full)
-    float[] convOut;  // [n, convDim]
+    float[] nextConvWindow; // [convKernel - 1, convDim]: a DeltaNet layer's next conv window
     float[] z;        // [n, Hv * Dv]
     float[] beta;     // [n, Hv]
     float[] decay;    // [n, Hv]
@@ -37,7 +37,7 @@ final class Workspace {
         normed = new float[n * h];
         mixed = new float[n * h];
         qkv = new float[n * Math.max(c.convDim(), 2 * c.numHeads() * c.headDim())];
-        convOut = new float[(n + c.convKernel() - 1) * c.convDim()];
+        nextConvWindow = new float[(c.convKernel() - 1) * c.convDim()];
         z = new float[n * c.linearValueTotal()];
         beta = new float[n * c.linearValueHeads()];
         decay = new float[n * c.linearValueHeads()];
