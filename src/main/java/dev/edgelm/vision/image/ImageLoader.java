@@ -208,8 +208,11 @@ public final class ImageLoader {
             for (JPEGSegment segment : exif) {
                 try (InputStream data = segment.data()) {
                     byte[] body = data.readAllBytes();
-                    // "Exif\0\0" then the TIFF structure
-                    int skip = body.length > 6 && body[4] == 0 && body[5] == 0 ? 6 : 5;
+                    // after the "Exif" identifier: padding, then the TIFF structure ("MM" or "II")
+                    int skip = 0;
+                    while (skip + 1 < body.length && skip < 8 && !(body[skip] == body[skip + 1] && (body[skip] == 'M' || body[skip] == 'I'))) {
+                        skip++;
+                    }
                     try (ImageInputStream tiff = ImageIO.createImageInputStream(
                             new ByteArrayInputStream(body, skip, body.length - skip))) {
                         Directory ifd = new TIFFReader().read(tiff);
