@@ -52,6 +52,9 @@ final class ConvertCommand implements Callable<Integer> {
     public Integer call() {
         QuantRecipe recipe = QuantRecipe.parse(quant);
         MmprojType visionType = MmprojType.parse(mmprojType);
+        // the vision config is checked before the text model is written, so a bad one fails early
+        boolean vision = !noMmproj && Files.isRegularFile(checkpoint.resolve("config.json"))
+                && MmprojConverter.shapeOf(checkpoint) != null;
         if (Files.isDirectory(output)) {
             throw new EdgeLmException(output + ": is a folder; -o needs a file name");
         }
@@ -72,7 +75,7 @@ final class ConvertCommand implements Callable<Integer> {
                 .map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining(", "));
         spec.commandLine().getOut().printf("wrote %s: %s, %d tensors (%s), recipe %s%s%n", r.output(), Sizes.bytes(r.bytes()),
                 r.tensors(), types, recipe.cliName(), r.tokenizer() ? "" : ", no tokenizer");
-        if (!noMmproj && MmprojConverter.shapeOf(checkpoint) != null) {
+        if (vision) {
             Path mmproj = MmprojConverter.besideModel(output);
             ProgressBar visionBar = new ProgressBar(err);
             MmprojWriter.Result v;

@@ -131,7 +131,7 @@ public final class ImageLoader {
         Raster raster = image.getRaster();
         int csType = cm.getColorSpace().getType();
         int bands = raster.getNumBands();
-        boolean direct = !(cm instanceof IndexColorModel)
+        boolean direct = !(cm instanceof IndexColorModel) && !cm.isAlphaPremultiplied()
                 && ((csType == ColorSpace.TYPE_RGB && (bands == 3 || bands == 4))
                     || (csType == ColorSpace.TYPE_GRAY && (bands == 1 || bands == 2)));
         if (direct) {

@@ -103,6 +103,9 @@ class ImageLoaderTest {
         BufferedImage argb = new BufferedImage(1, 1, BufferedImage.TYPE_INT_ARGB);
         argb.setRGB(0, 0, 0x80000000); // black at alpha 128 over white
         assertArrayEquals(new byte[] {127, 127, 127}, ImageLoader.of(argb).rgb());
+        BufferedImage pre = new BufferedImage(1, 1, BufferedImage.TYPE_INT_ARGB_PRE);
+        pre.setRGB(0, 0, 0x80c80000); // red 200 at alpha 128, stored premultiplied: composited from the straight value
+        assertArrayEquals(new byte[] {(byte) ImageLoader.overWhite(200, 128), 127, 127}, ImageLoader.of(pre).rgb());
         BufferedImage gray = new BufferedImage(1, 1, BufferedImage.TYPE_BYTE_GRAY);
         gray.getRaster().setSample(0, 0, 0, 100);
         // the stored sample, not a linear-to-sRGB conversion of it (Pillow's L to RGB copies)
