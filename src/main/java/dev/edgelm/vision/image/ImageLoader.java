@@ -45,8 +45,11 @@ import javax.imageio.stream.ImageInputStream;
 public final class ImageLoader {
     /** Refuses files above this size before reading them (1 GiB). */
     static final long MAX_FILE_BYTES = 1L << 30;
-    /** Refuses images with more pixels than this, before decoding them (a lying header cannot exhaust memory). */
-    static final long MAX_PIXELS = 1L << 28;
+    /**
+     * Refuses images with more pixels than this, before decoding them (a lying header cannot exhaust memory):
+     * Pillow's decompression-bomb limit, twice its {@code MAX_IMAGE_PIXELS} (about 179 megapixels).
+     */
+    static final long MAX_PIXELS = 2L * 89_478_485;
 
     static {
         ImageIO.setUseCache(false);
@@ -102,6 +105,8 @@ public final class ImageLoader {
             }
         } catch (EdgeLmException e) {
             throw e;
+        } catch (OutOfMemoryError e) {
+            throw new EdgeLmException(nameForErrors + ": not enough memory to decode the image; give Java more heap (-Xmx)");
         } catch (IOException | RuntimeException e) {
             // ImageIO reports a truncated or corrupt stream as IIOException, EOFException or an unchecked exception
             throw new EdgeLmException(nameForErrors + ": cannot decode the image (truncated or corrupt file): "

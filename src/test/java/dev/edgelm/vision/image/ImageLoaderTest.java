@@ -140,6 +140,21 @@ class ImageLoaderTest {
     }
 
     @Test
+    void aLyingHeaderIsRefusedBeforeDecoding() throws Exception {
+        // a valid 1 x 1 PNG whose IHDR is rewritten to claim 100000 x 100000 pixels (CRC fixed up)
+        BufferedImage one = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ImageIO.write(one, "png", out);
+        byte[] png = out.toByteArray();
+        java.nio.ByteBuffer.wrap(png, 16, 8).putInt(100_000).putInt(100_000);
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(png, 12, 17);
+        java.nio.ByteBuffer.wrap(png, 29, 4).putInt((int) crc.getValue());
+        EdgeLmException e = assertThrows(EdgeLmException.class, () -> ImageLoader.read(png, "bomb.png"));
+        assertTrue(e.getMessage().startsWith("bomb.png") && e.getMessage().contains("100000x100000"), e.getMessage());
+    }
+
+    @Test
     void imageIoWrittenPngRoundTrips() throws Exception {
         BufferedImage img = new BufferedImage(3, 2, BufferedImage.TYPE_INT_RGB);
         for (int i = 0; i < 6; i++) {
