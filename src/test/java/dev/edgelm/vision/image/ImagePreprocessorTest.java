@@ -37,6 +37,33 @@ class ImagePreprocessorTest {
     }
 
     @Test
+    void resizedImageGivesThePillowBytesNormalised() {
+        // tall-up: 61 x 97 upscaled to 224 x 352; each value must be the Pillow-resized byte, normalised, at its patch place
+        Path dir = Path.of("src/test/resources/fixtures/images/resize");
+        RgbImage pillow = ImageLoader.read(dir.resolve("tall-up-resized.png"));
+        PixelPatches p = new ImagePreprocessor(ImageSettings.QWEN35).process(ImageLoader.read(dir.resolve("tall-up.png")));
+        assertEquals(22, p.gridH());
+        assertEquals(14, p.gridW());
+        assertEquals(77, p.mergedTokenCount());
+        float[] v = p.values();
+        for (int row = 0; row < p.patchCount(); row++) {
+            int block = row / 4;
+            int py0 = (block / 7 * 2 + row % 4 / 2) * 16;
+            int px0 = (block % 7 * 2 + row % 2) * 16;
+            for (int c = 0; c < 3; c++) {
+                for (int t = 0; t < 2; t++) {
+                    for (int y = 0; y < 16; y++) {
+                        for (int x = 0; x < 16; x++) {
+                            float want = ((float) (pillow.at(px0 + x, py0 + y, c) * (1.0 / 255)) - 0.5f) / 0.5f;
+                            assertEquals(want, v[row * 1536 + ((c * 2 + t) * 16 + y) * 16 + x], 0, "row " + row);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     void rowsFollowMergeBlocksAndColumnsChannelTimeYX() {
         // 64 x 32 image (grid 2 x 4): pixel value encodes its position, so each element says where it came from
         int w = 64;
