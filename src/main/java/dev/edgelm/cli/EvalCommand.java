@@ -396,7 +396,7 @@ final class EvalCommand implements Runnable {
                         + "oneshot,ladder,reduced,fixed:1,fixed:3,fixed:16,random:1,random:2).")
         List<String> plans;
 
-        @Option(names = "--tolerance", paramLabel = "X", defaultValue = "1e-4", description = "Largest logit difference allowed (default ${DEFAULT-VALUE}).")
+        @Option(names = "--tolerance", paramLabel = "X", defaultValue = "1e-3", description = "Largest logit difference allowed (default ${DEFAULT-VALUE}).")
         double tolerance;
 
         @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed of the prompt's token ids (default ${DEFAULT-VALUE}).")
