@@ -246,8 +246,16 @@ public final class LogitsFile {
                 if (nChunk < 1) {
                     throw new EdgeLmException(path + ": n_chunk " + nChunk + " in the header must be at least 1");
                 }
-                long expected = HEADER_BYTES + 4L * nCtx * nChunk
-                        + 2L * rowUnits(nVocab) * scoredPerChunk((int) nCtx) * nChunk;
+                long expected;
+                try {
+                    expected = Math.addExact(HEADER_BYTES + 4L * nCtx * nChunk, Math.multiplyExact(
+                            Math.multiplyExact(2L * rowUnits(nVocab), (long) scoredPerChunk((int) nCtx)), (long) nChunk));
+                } catch (ArithmeticException e) {
+                    expected = Long.MAX_VALUE;
+                }
+                if (4L * nCtx * nChunk > Integer.MAX_VALUE - 8) {
+                    throw new EdgeLmException(path + ": n_ctx " + nCtx + " x n_chunk " + nChunk + " tokens is more than one file can hold here");
+                }
                 if (size != expected) {
                     throw new EdgeLmException(path + ": the header (n_ctx " + nCtx + ", n_vocab " + nVocab + ", n_chunk "
                             + nChunk + ") implies " + expected + " bytes, the file has " + size);
