@@ -64,12 +64,17 @@ public final class Gsm8k {
         }
     }
 
+    /** A problem from its JSON object ({@code question}, {@code answer}); {@code index} is its place in the data. */
+    public static Problem problem(JsonNode node, int index, String where) {
+        return new Problem(index, Jsonl.text(node, "question", where), Jsonl.text(node, "answer", where));
+    }
+
     public static List<Problem> read(Path file, int limit) {
         List<JsonNode> lines = Jsonl.read(file);
         List<Problem> out = new ArrayList<>();
         for (int i = 0; i < lines.size() && (limit < 0 || out.size() < limit); i++) {
             String where = file + " line " + (i + 1);
-            out.add(new Problem(i, Jsonl.text(lines.get(i), "question", where), Jsonl.text(lines.get(i), "answer", where)));
+            out.add(problem(lines.get(i), i, where));
         }
         if (out.isEmpty()) {
             throw new EdgeLmException(file + ": no problems");
@@ -107,6 +112,11 @@ public final class Gsm8k {
 
     public static boolean correct(String extracted, String target) {
         return normalise(extracted).equals(normalise(target));
+    }
+
+    /** Asks one problem (the prompt above, through the chat template, greedy, thinking off) and scores the reply. */
+    public static Record solve(Engine engine, ChatFormat format, Problem p, int maxTokens) {
+        return score(p, Questions.ask(engine, format, p.question() + PROMPT_SUFFIX, maxTokens));
     }
 
     /** Scores a reply to a problem. */

@@ -129,8 +129,13 @@ public final class Questions {
         return new Result(false, out, null, out.size() == questions.size());
     }
 
-    /** One user message through the chat template, greedy, thinking off: the answer text. */
-    static String ask(Engine engine, ChatFormat format, String text, GenerationOptions opts, Stop stop) {
+    /** One user message through the chat template, greedy, thinking off, at most {@code maxTokens}: the answer text. */
+    public static String ask(Engine engine, ChatFormat format, String text, int maxTokens) {
+        return ask(engine, format, text, GenerationOptions.builder().maxNewTokens(maxTokens).build(), Stop.never());
+    }
+
+    /** One user message through the chat template, greedy, thinking off: the answer text ({@code stop} cancels it). */
+    public static String ask(Engine engine, ChatFormat format, String text, GenerationOptions opts, Stop stop) {
         Conversation c = Conversation.start(engine, format);
         c.setThinking(false);
         Runnable unregister = stop.onRequest(c::cancel);
