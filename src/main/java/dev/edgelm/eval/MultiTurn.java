@@ -93,14 +93,17 @@ public final class MultiTurn {
                 scratch.prefill(prompt);
                 int[] scratchTokens = scratch.generate(opts.toBuilder().addStopTokenIds(format.stopTokenIds()).build()).tokens();
                 boolean equal = Arrays.equals(reply.tokens(), scratchTokens);
-                // the states after the turn: its end-of-turn token fed to both
+                // the states after the turn: its end-of-turn token fed to both (when the tokens differ, the scratch
+                // session is replayed on the reused reply so that both states hold the same sequence)
                 float[] reused = conv.session().fork().decode(stopId);
-                int[] replay = new int[prompt.length + reply.tokens().length + 1];
-                System.arraycopy(prompt, 0, replay, 0, prompt.length);
-                System.arraycopy(reply.tokens(), 0, replay, prompt.length, reply.tokens().length);
-                replay[replay.length - 1] = stopId;
-                Session fresh = engine.newSession();
-                float[] expected = fresh.prefill(replay);
+                Session fresh = scratch;
+                if (!equal) {
+                    fresh = engine.newSession();
+                    int[] replay = Arrays.copyOf(prompt, prompt.length + reply.tokens().length);
+                    System.arraycopy(reply.tokens(), 0, replay, prompt.length, reply.tokens().length);
+                    fresh.prefill(replay);
+                }
+                float[] expected = fresh.decode(stopId);
                 double diff = 0;
                 for (int i = 0; i < expected.length; i++) {
                     diff = Math.max(diff, Math.abs(expected[i] - reused[i]));

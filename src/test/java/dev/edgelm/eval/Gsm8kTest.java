@@ -72,4 +72,32 @@ class Gsm8kTest {
                 () -> Gsm8k.readResults(f));
         assertTrue(e.getMessage().contains("line 1"), e.getMessage());
     }
+
+    /** A stop request (what Ctrl+C sends) after the first problem keeps it; the rerun does only the rest. */
+    @Test
+    void stoppedRunKeepsWhatFinishedAndResumes(@TempDir Path dir) throws Exception {
+        Path model = Path.of("src/test/resources/fixtures/qwen35/tiny-chat");
+        List<Gsm8k.Problem> problems = Gsm8k.read(LlamaFixtures.DIR.resolve("gsm8k-mini.jsonl"), -1);
+        Path results = dir.resolve("r.jsonl");
+        try (dev.edgelm.engine.Engine engine = dev.edgelm.engine.Engine.load(model,
+                dev.edgelm.engine.EngineOptions.defaults().withThreads(1))) {
+            dev.edgelm.template.ChatFormat format = dev.edgelm.template.ChatFormat.load(model);
+            Stop stop = new Stop();
+            Gsm8k.Result first = Gsm8k.run(engine, format, problems, results, 1, 4, (done, total, label) -> {
+                if (done == 1) {
+                    stop.request();
+                }
+            }, stop);
+            assertFalse(first.complete());
+            assertEquals(1, first.n());
+            assertEquals(1, Files.readAllLines(results).size());
+            Gsm8k.Result second = Gsm8k.run(engine, format, problems, results, 1, 4, Progress.NONE, Stop.never());
+            assertTrue(second.complete());
+            assertEquals(1, second.resumed());
+            assertEquals(3, second.n());
+            assertEquals(first.records().get(0), second.records().get(0));
+            // the same problem asked again gives the same record: greedy and deterministic
+            assertEquals(Gsm8k.solve(engine, format, problems.get(2), 4), second.records().get(2));
+        }
+    }
 }
