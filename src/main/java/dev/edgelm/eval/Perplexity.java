@@ -31,6 +31,9 @@ public final class Perplexity {
         if (nCtx < 4) {
             throw new EdgeLmException("--ctx must be at least 4, got " + nCtx);
         }
+        if (maxChunks == 0 || maxChunks < -1) {
+            throw new EdgeLmException("--chunks must be at least 1, got " + maxChunks);
+        }
         if (tokens < 2 * nCtx) {
             throw new EdgeLmException("the text tokenizes to " + tokens + " tokens; a context of " + nCtx + " needs at least "
                     + 2 * nCtx);

@@ -92,4 +92,20 @@ class EvalCommandTest {
         assertTrue(again.out().contains("2 of 2 problems scored (2 from an earlier run)"), again.out());
         assertEquals(2, Files.readAllLines(results).size());
     }
+
+    @Test
+    void parityOfMiniBf16AgainstLlamaCppLogitsPasses(@TempDir Path dir) {
+        String mini = "src/test/resources/fixtures/gguf/mini/";
+        int[] ids = dev.edgelm.format.npy.Npy.read(Path.of(mini + "prompt_ids.npy")).toIntArray();
+        CliRunner r = CliRunner.run("eval", "parity", mini + "qwen35-mini-BF16.gguf", "--reference", mini + "logits-BF16.npy",
+                "--tokens", TokenIds.join(ids).replace(' ', ','), "--min-top1", "1", "--min-pearson", "0.9999", "--threads", "2",
+                "--report", dir.toString());
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("all " + ids.length + " positions: top-1 1.0000"), r.out());
+        // against a different quantisation the same gate fails
+        CliRunner q = CliRunner.run("eval", "parity", mini + "qwen35-mini-Q2_K.gguf", "--reference", mini + "logits-BF16.npy",
+                "--tokens", TokenIds.join(ids).replace(' ', ','), "--min-top1", "1", "--min-pearson", "0.9999", "--threads", "2");
+        assertEquals(1, q.exitCode(), q.out() + q.err());
+        assertTrue(q.out().contains("FAIL: "), q.out());
+    }
 }
