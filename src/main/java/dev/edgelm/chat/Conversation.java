@@ -135,6 +135,7 @@ public final class Conversation {
         int probe = probeBoundary(next, ids);
         try {
             Reuse reuse = reuse(ids);
+            listener.onPrefill(ids.length - reuse.kept);
             prefill(ids, reuse.kept, probe);
             return generate(next, prompt, ids, reuse, options, listener);
         } catch (RuntimeException e) {
@@ -255,6 +256,23 @@ public final class Conversation {
     /** A copy that continues independently (model state, history and snapshots). */
     public Conversation fork() {
         return new Conversation(this);
+    }
+
+    /**
+     * Replaces the history with {@code history} (user and assistant messages, no system message: that is
+     * {@link #setSystem}), as a saved chat is loaded. The model state starts over; the next turn reads it all.
+     */
+    public void restore(List<Map<String, Object>> history) {
+        for (Map<String, Object> m : history) {
+            Object role = m.get("role");
+            if (!"user".equals(role) && !"assistant".equals(role) && !"tool".equals(role)) {
+                throw new EdgeLmException("a saved message has role '" + role + "' (expected user, assistant or tool)");
+            }
+        }
+        reset();
+        for (Map<String, Object> m : history) {
+            messages.add(Map.copyOf(m));
+        }
     }
 
     /** Forgets the history (the system prompt and thinking setting stay) and the model state. */
