@@ -50,7 +50,7 @@ final class BenchmarkCommand implements Callable<Integer> {
     @Option(names = "--runs", paramLabel = "N", defaultValue = "3", description = "Measured runs (default ${DEFAULT-VALUE}).")
     int runs;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Worker threads (default: physical cores).")
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Worker threads (default: physical cores).")
     Integer threads;
 
     @Option(names = "--max-num-tokens", paramLabel = "N",

@@ -55,7 +55,7 @@ final class ScoreCommand implements Callable<Integer> {
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Output .npy file.")
     Path output;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Worker threads (default: physical cores).")
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Worker threads (default: physical cores).")
     Integer threads;
 
     @Override

@@ -52,7 +52,7 @@ class BenchmarkCommandTest {
         CliRunner r = CliRunner.run("benchmark", TINY_A, "-p", "8", "-d", "4", "--runs", "1", "--threads", "1");
         assertEquals(0, r.exitCode(), r.err());
         for (String pattern : new String[] {"(?m)^Prefill speed: [0-9.]+ tokens/sec", "(?m)^Decode speed: [0-9.]+ tokens/sec",
-                "(?m)^Init time: [0-9.]+ s$", "(?m)^Time to first token: [0-9.]+ s", "(?m)^Peak memory: [0-9.]+ MB",
+                "(?m)^Init time: [0-9.]+ s$", "(?m)^Time to first token: [0-9.]+ s", "(?m)^Peak memory: [0-9.]+ MiB",
                 "(?m)^Decode weight traffic: [0-9.]+ MB per token, [0-9.]+ GB/s$",
                 "(?m)^Memory read bandwidth: [0-9.]+ GB/s \\(same threads, measured after the runs\\); decode used [0-9]+% of it$"}) {
             assertTrue(java.util.regex.Pattern.compile(pattern).matcher(r.out()).find(), pattern + " in\n" + r.out());

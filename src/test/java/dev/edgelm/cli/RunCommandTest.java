@@ -55,11 +55,19 @@ class RunCommandTest {
     }
 
     @Test
-    void thinkingTextIsPrintedPlainWhenNotOnATerminal() {
+    void thinkingGoesToStandardErrorFramedWithWordsAndWithoutEscapeCodes() {
+        // tiny-chat's thinking reply never closes its think block: all of it is thinking, none of it answer
         CliRunner r = CliRunner.run("run", MODEL, "--think", "--prompt", TinyChat.THINK, "--max-tokens", "16", "--threads", "1");
         assertEquals(0, r.exitCode(), r.err());
-        assertEquals(text("think_reply") + "\n", r.out());
-        assertTrue(!r.out().contains("\033"), "no ANSI codes");
+        assertEquals("\n", r.out(), "standard output holds the answer only (here: none)");
+        assertTrue(r.err().contains("Thinking...\n" + text("think_reply") + "\n...done thinking.\n"), r.err());
+        assertTrue(!r.err().contains("\033"), "no ANSI codes off a terminal");
+
+        CliRunner hidden = CliRunner.run("run", MODEL, "--think", "--hide-thinking", "--prompt", TinyChat.THINK,
+                "--max-tokens", "16", "--threads", "1");
+        assertEquals(0, hidden.exitCode(), hidden.err());
+        assertEquals("\n", hidden.out());
+        assertTrue(!hidden.err().contains(text("think_reply")) && !hidden.err().contains("Thinking"), hidden.err());
     }
 
     @Test
@@ -98,7 +106,7 @@ class RunCommandTest {
     void withoutPromptOrTerminalThereIsNothingToAnswer() {
         CliRunner r = CliRunner.run("run", MODEL);
         assertEquals(1, r.exitCode());
-        assertTrue(r.err().contains("give --prompt, pipe text in, or run on a terminal"), r.err());
+        assertTrue(r.err().contains("give a prompt (edgelm run MODEL \"question\", or -p), pipe text in, or run on a terminal"), r.err());
     }
 
     @Test
