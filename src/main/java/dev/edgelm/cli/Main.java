@@ -94,9 +94,11 @@ public final class Main implements Runnable {
     private static String groupedCommands(CommandLine.Help help) {
         Map<String, CommandLine.Help> user = new LinkedHashMap<>();
         Map<String, CommandLine.Help> tools = new LinkedHashMap<>();
+        java.util.Set<CommandLine.Model.CommandSpec> seen = new java.util.HashSet<>();
         help.subcommands().forEach((name, sub) -> {
-            if (!sub.commandSpec().usageMessage().hidden() && name.equals(sub.commandSpec().name())) {
-                (DEVELOPER_TOOLS.contains(name) ? tools : user).put(name, sub);
+            CommandLine.Model.CommandSpec spec = sub.commandSpec();
+            if (!spec.usageMessage().hidden() && !spec.name().equals("generate-completion") && seen.add(spec)) {
+                (DEVELOPER_TOOLS.contains(spec.name()) ? tools : user).put(name, sub);
             }
         });
         return "%nCommands:%n".formatted() + help.commandList(user)

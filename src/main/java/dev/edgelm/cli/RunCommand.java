@@ -212,10 +212,7 @@ final class RunCommand implements Callable<Integer> {
         }
         Reply r = conversation.send(question, options, printer);
         printer.end();
-        if (printer.outputClosed()) {
-            return; // | head: the reader has what it wanted
-        }
-        if (json) {
+        if (json && !printer.outputClosed()) { // closed (| head): the reader has what it wanted
             ObjectNode o = new ObjectMapper().createObjectNode();
             o.put("answer", r.answer());
             o.put("thinking", r.thinking());
