@@ -35,10 +35,24 @@ class RunCommandTest {
 
     /** The greedy reply to one user message, straight from a session: the reference for the command's output. */
     static String greedyReply(String user) {
+        return greedyReply(null, user);
+    }
+
+    /** As {@link #greedyReply(String)}, after tiny-chat's system prompt. */
+    static String greedyReplyWithSystem(String user) {
+        return greedyReply(TinyChat.SYSTEM, user);
+    }
+
+    static String greedyReply(String system, String user) {
+        List<Map<String, Object>> messages = new java.util.ArrayList<>();
+        if (system != null) {
+            messages.add(Map.of("role", "system", "content", system));
+        }
+        messages.add(Map.of("role", "user", "content", user));
         ChatFormat format = ChatFormat.load(TinyChat.DIR);
         try (Engine engine = Engine.load(TinyChat.DIR, EngineOptions.defaults().withThreads(1))) {
             Session s = engine.newSession();
-            s.prefill(format.encodePrompt(List.of(Map.of("role", "user", "content", user)), null, true,
+            s.prefill(format.encodePrompt(messages, null, true,
                     Map.of("enable_thinking", false)));
             int[] ids = s.generate(GenerationOptions.builder().maxNewTokens(24).stopTokenIds(format.stopTokenIds()).build()).tokens();
             return format.tokenizer().decode(ids, true);
