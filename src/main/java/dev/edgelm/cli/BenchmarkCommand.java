@@ -78,12 +78,16 @@ final class BenchmarkCommand implements Callable<Integer> {
             options = options.withThreads(threads);
         }
         ModelResolver.Resolved resolved = source.resolve(model, main.context);
-        java.io.PrintStream err = System.err;
+        PrintWriter err = spec.commandLine().getErr();
         err.println("benchmark: loading " + resolved.describe() + " ...");
+        err.flush();
         try (Engine engine = Engine.load(resolved.path(), options)) {
             Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs,
-                    step -> err.println("benchmark: " + step + " (" + prefillTokens + " prompt + " + decodeTokens
-                            + " decode tokens) ..."));
+                    step -> {
+                        err.println("benchmark: " + step + (step.startsWith("measuring") ? " ..." : " (" + prefillTokens
+                                + " prompt + " + decodeTokens + " decode tokens) ..."));
+                        err.flush();
+                    });
             PeakMemory memory = PeakMemory.read();
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
