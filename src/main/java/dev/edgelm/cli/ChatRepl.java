@@ -264,12 +264,17 @@ final class ChatRepl {
         }
         o.set("messages", JSON.valueToTree(history));
         Path path = Path.of(file);
+        Path state = stateFile(path);
+        o.put("state_file", state.getFileName().toString());
+        o.put("state_model", model.path().toString());
+        o.put("state_model_bytes", model.bytes());
         try {
+            AtomicFiles.write(state, conversation::saveState);
             AtomicFiles.write(path, s -> s.write(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(o)));
         } catch (IOException e) {
             throw new EdgeLmException("/save " + file + ": cannot write: " + e.getMessage());
         }
-        out.println("(saved " + history.size() + " messages to " + file + ")");
+        out.println("(saved " + history.size() + " messages to " + file + ", the model state to " + state + ")");
     }
 
     private void load(String file, PrintWriter out) {
@@ -290,7 +295,26 @@ final class ChatRepl {
         conversation.restore(history);
         conversation.setSystem(o.path("system").isTextual() ? o.get("system").asText() : null);
         conversation.setThinking(o.path("thinking").asBoolean(false));
-        out.println("(loaded " + history.size() + " messages from " + file + "; the next reply reads them first)");
+        Path state = stateFile(Path.of(file));
+        boolean sameModel = model.path().toString().equals(o.path("state_model").asText())
+                && model.bytes() == o.path("state_model_bytes").asLong(-1);
+        String how = "the next reply reads them first";
+        if (Files.isRegularFile(state) && sameModel) {
+            try (var in = Files.newInputStream(state)) {
+                conversation.restoreState(in);
+                how = "the model state too: the next reply continues without reading them again";
+            } catch (IOException | EdgeLmException e) {
+                how = "its model state could not be used (" + e.getMessage() + "): the next reply reads them first";
+            }
+        } else if (Files.isRegularFile(state)) {
+            how = "saved with another model file, so the next reply reads them first";
+        }
+        out.println("(loaded " + history.size() + " messages from " + file + "; " + how + ")");
+    }
+
+    /** Where /save puts the model state: beside the chat file, {@code chat.json.state}. */
+    static Path stateFile(Path chat) {
+        return chat.resolveSibling(chat.getFileName() + ".state");
     }
 
     private void reply(String line, PrintWriter out) {
