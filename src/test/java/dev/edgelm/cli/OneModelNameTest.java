@@ -161,6 +161,13 @@ class OneModelNameTest {
     }
 
     @Test
+    void aQuestionInPlaceOfTheModelIsThePromptForTheDefaultModel() {
+        CliRunner r = run(env(null), "run", "Why is the sky blue?");
+        assertEquals(1, r.exitCode());
+        assertTrue(r.err().contains(RunCommand.DEFAULT_MODEL + " is not in the cache yet"), "the default model was asked for: " + r.err());
+    }
+
+    @Test
     void aFolderThatIsNotAModelSaysSo(@TempDir Path empty) {
         for (String command : new String[] {"run", "inspect", "tokenize", "benchmark"}) {
             CliRunner r = run(env(null), command, empty.toString(), "--text", "x");
