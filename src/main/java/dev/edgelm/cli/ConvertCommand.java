@@ -4,7 +4,12 @@ import dev.edgelm.convert.GgufConverter;
 import dev.edgelm.convert.QuantRecipe;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.OutputFile;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -36,16 +41,23 @@ final class ConvertCommand implements Callable<Integer> {
                     + "output head). Norms, ssm_a, ssm_dt.bias and the conv stay F32. Default: ${DEFAULT-VALUE}.")
     String quant;
 
+    /** The files of the checkpoint folder (or the path itself): none of them may be the output. */
+    static List<Path> inputFiles(Path checkpoint) {
+        List<Path> inputs = new ArrayList<>(List.of(checkpoint));
+        if (Files.isDirectory(checkpoint)) {
+            try (Stream<Path> files = Files.list(checkpoint)) {
+                files.forEach(inputs::add);
+            } catch (IOException e) {
+                throw new EdgeLmException(checkpoint + ": cannot list: " + e.getMessage());
+            }
+        }
+        return inputs;
+    }
+
     @Override
     public Integer call() {
         QuantRecipe recipe = QuantRecipe.parse(quant);
-        if (Files.isDirectory(output)) {
-            throw new EdgeLmException(output + ": is a folder; -o needs a file name");
-        }
-        Path parent = output.toAbsolutePath().getParent();
-        if (parent == null || !Files.isDirectory(parent)) {
-            throw new EdgeLmException(output + ": folder " + parent + " does not exist");
-        }
+        OutputFile.regular(output, "-o", inputFiles(checkpoint));
         PrintStream err = System.err;
         ProgressBar bar = new ProgressBar(err);
         GgufConverter.Result r;

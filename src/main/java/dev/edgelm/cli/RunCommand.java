@@ -98,10 +98,10 @@ final class RunCommand implements Callable<Integer> {
                 + path + " --tokens 1,2,3"));
         EngineOptions engineOptions = EngineOptions.defaults();
         if (threads != null) {
-            engineOptions = engineOptions.withThreads(threads);
+            engineOptions = engineOptions.withThreads(EngineOptions.checkThreads(threads, "--threads"));
         }
         if (maxNumTokens != null) {
-            engineOptions = engineOptions.withMaxNumTokens(maxNumTokens);
+            engineOptions = engineOptions.withMaxNumTokens(EngineOptions.checkContext(maxNumTokens, "--max-num-tokens"));
         }
         try (Engine engine = Engine.load(path, engineOptions)) {
             GenerationOptions options = generationOptions(engine);
