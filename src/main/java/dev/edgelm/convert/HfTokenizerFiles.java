@@ -141,11 +141,7 @@ public final class HfTokenizerFiles {
     private static String chatTemplate(Path folder, JsonNode config) {
         Path jinja = folder.resolve("chat_template.jinja");
         if (Files.isRegularFile(jinja)) {
-            try {
-                return Files.readString(jinja);
-            } catch (IOException e) {
-                throw new EdgeLmException(jinja + ": cannot read: " + e.getMessage());
-            }
+            return dev.edgelm.util.TextFiles.readUtf8(jinja);
         }
         JsonNode t = config == null ? null : config.get("chat_template");
         if (t == null || t.isNull()) {

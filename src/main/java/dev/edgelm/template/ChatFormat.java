@@ -182,11 +182,7 @@ public final class ChatFormat {
         Map<String, Object> special = ChatTemplate.specialTokensOf(config);
         Path jinja = folder.resolve("chat_template.jinja");
         if (Files.isRegularFile(jinja)) {
-            try {
-                return ChatTemplate.parse(Files.readString(jinja), jinja.toString(), special);
-            } catch (IOException e) {
-                throw new EdgeLmException(jinja + ": cannot read: " + e.getMessage());
-            }
+            return ChatTemplate.parse(dev.edgelm.util.TextFiles.readUtf8(jinja), jinja.toString(), special);
         }
         JsonNode t = config.path("chat_template");
         if (t.isTextual()) {
