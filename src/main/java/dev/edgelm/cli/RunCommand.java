@@ -53,6 +53,14 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--system", paramLabel = "TEXT", description = "System prompt.")
     String system;
 
+    @Option(names = "--stdin", description = "With --prompt: wait for piped text to its end (without, piped text is "
+            + "appended when it is there at once).")
+    boolean waitForStdin;
+
+    @Option(names = "--allow-special", description = "Let special-token texts such as <|im_start|> in the prompt and "
+            + "piped text become those tokens. Default: they are plain text, so a document cannot fake chat turns.")
+    boolean allowSpecial;
+
     @Option(names = "--think", negatable = true, description = "Let the model think before it answers (shown dimmed on a "
             + "terminal). Default: off.")
     boolean think;
@@ -108,6 +116,7 @@ final class RunCommand implements Callable<Integer> {
             Conversation conversation = Conversation.start(engine, format);
             conversation.setSystem(system);
             conversation.setThinking(think);
+            conversation.setAllowSpecial(allowSpecial);
             if (interactive) {
                 try (Terminal terminal = context.terminal().open(); Warmup warmup = Warmup.start(engine)) {
                     new ChatRepl(terminal, conversation, options, model, warmup).run();
@@ -127,9 +136,12 @@ final class RunCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** --prompt, with piped standard input appended (or piped input alone); null when there is neither. */
+    /**
+     * --prompt, with piped standard input appended (or piped input alone); null when there is neither. With --prompt,
+     * standard input is read only when it has data at once (or with --stdin), so an idle open pipe does not hang.
+     */
     private String question(ProcessContext context) {
-        String piped = context.readPiped().map(b -> new String(b, StandardCharsets.UTF_8)).filter(s -> !s.isBlank()).orElse(null);
+        String piped = context.readPiped(prompt != null && !waitForStdin).map(b -> new String(b, StandardCharsets.UTF_8)).filter(s -> !s.isBlank()).orElse(null);
         if (prompt == null) {
             return piped;
         }
