@@ -160,6 +160,11 @@ public final class Tokenizer {
         return out.toArray();
     }
 
+    /** The Unicode normalization applied before pre-tokenization, or null for none. */
+    public Normalizer.Form normalization() {
+        return normalization;
+    }
+
     /** Whether {@code text} contains the text of a special token (which {@link #encode(String)} would turn into it). */
     public boolean containsSpecialText(String text) {
         if (matcher.isEmpty()) {

@@ -22,6 +22,11 @@ public final class Limits {
         return get("edgelm.limit.dim", 1 << 20);
     }
 
+    /** Token ids of a tokenizer ({@code edgelm.limit.vocab}, default 16,777,216; Qwen3.5 has 248,320). */
+    public static int vocabulary() {
+        return get("edgelm.limit.vocab", 1 << 24);
+    }
+
     /** Bytes of text read from standard input ({@code edgelm.limit.stdin}, default 16 MiB). */
     public static int stdinBytes() {
         return get("edgelm.limit.stdin", 16 << 20);
