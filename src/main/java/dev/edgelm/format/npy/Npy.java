@@ -186,7 +186,8 @@ public final class Npy {
                 }
             });
         } catch (IOException e) {
-            throw new EdgeLmException(out.path() + ": cannot write: " + e.getMessage());
+            throw new EdgeLmException(out.path() + ": cannot write: "
+                    + (e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage()));
         }
     }
 
