@@ -8,10 +8,15 @@ final class ChildJvm {
     private ChildJvm() {}
 
     static List<String> edgelm(String... args) {
+        return edgelmWithHeap("512m", args);
+    }
+
+    /** With a maximum heap of {@code heap} (e.g. "64m"). */
+    static List<String> edgelmWithHeap(String heap, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
         cmd.addAll(List.of("--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
-                "-XX:+UseSerialGC", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                "-XX:+UseSerialGC", "-Xmx" + heap, "-Xshare:auto",
                 "-cp", System.getProperty("java.class.path"), Main.class.getName()));
         cmd.addAll(List.of(args));
         return cmd;
