@@ -147,6 +147,7 @@ public final class Conversation {
         Reuse reuse = null;
         try {
             reuse = reuse(ids);
+            session.clearCancel(); // a cancel that arrived after the previous turn ended must not stop this one
             generating = true;
             try {
                 prefill(ids, reuse.kept, probe);

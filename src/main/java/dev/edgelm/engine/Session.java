@@ -260,6 +260,11 @@ public final class Session {
         cancelRequested = true;
     }
 
+    /** Drops a cancel request that came too late to stop anything (a new turn starts clean). */
+    public void clearCancel() {
+        cancelRequested = false;
+    }
+
     /**
      * A {@link #prefill} stopped by {@link #cancel()} between two chunks: the session holds the first {@code fed}
      * tokens of the prompt (a valid state, reusable as a prefix) and nothing to generate from.
