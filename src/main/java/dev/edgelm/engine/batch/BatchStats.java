@@ -1,0 +1,18 @@
+package dev.edgelm.engine.batch;
+
+/**
+ * Counters of a {@link BatchScheduler}, from its start (the first two are the current values).
+ *
+ * @param activeSequences sequences being prefilled or decoded now
+ * @param queued          requests waiting for a free sequence slot
+ * @param requests        requests admitted so far
+ * @param cacheHits       admitted requests that started from a cached prefix
+ * @param tokensReused    prompt tokens taken from the prefix cache instead of being prefilled
+ * @param prefillTokens   prompt tokens run through the model
+ * @param decodeTokens    tokens generated (each sampled token counts once)
+ * @param decodeSteps     batched decode forward passes
+ * @param cacheEntries    snapshots held by the prefix cache now
+ * @param cacheBytes      bytes they hold
+ */
+public record BatchStats(int activeSequences, int queued, long requests, long cacheHits, long tokensReused,
+                         long prefillTokens, long decodeTokens, long decodeSteps, int cacheEntries, long cacheBytes) {}
