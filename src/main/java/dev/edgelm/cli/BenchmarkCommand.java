@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.edgelm.engine.Benchmark;
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
+import dev.edgelm.engine.batch.BatchBenchmark;
 import dev.edgelm.util.EdgeLmException;
 import dev.edgelm.util.PeakMemory;
 import java.io.PrintWriter;
@@ -50,6 +51,11 @@ final class BenchmarkCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object instead of text.")
     boolean json;
 
+    @Option(names = "--parallel", paramLabel = "N[,N...]", split = ",",
+            description = "Measure the batched engine instead: N sequences at once (several values alternate within each run), "
+                    + "aggregate and per-sequence prefill and decode speed (see docs/batching.md).")
+    java.util.List<Integer> parallel;
+
     @Override
     public Integer call() {
         if (prefillTokens < 1) {
@@ -65,6 +71,13 @@ final class BenchmarkCommand implements Callable<Integer> {
                 .withMaxNumTokens(maxNumTokens != null ? maxNumTokens : Benchmark.tokensNeeded(prefillTokens, decodeTokens));
         if (threads != null) {
             options = options.withThreads(threads);
+        }
+        if (parallel != null) {
+            try (Engine engine = Engine.open(model, options)) {
+                BatchBenchmarkOutput.print(spec.commandLine().getOut(), engine,
+                        BatchBenchmark.run(engine, parallel, prefillTokens, decodeTokens, runs), json);
+            }
+            return 0;
         }
         try (Engine engine = Engine.open(model, options)) {
             Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs);

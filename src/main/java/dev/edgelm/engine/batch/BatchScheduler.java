@@ -67,6 +67,8 @@ public final class BatchScheduler implements AutoCloseable {
     private volatile long decodeSteps;
     private volatile int cacheEntries;
     private volatile long cacheBytes;
+    private volatile long prefillNanos;
+    private volatile long decodeNanos;
 
     public BatchScheduler(Engine engine, BatchOptions options) {
         this.model = engine.model();
@@ -144,7 +146,7 @@ public final class BatchScheduler implements AutoCloseable {
             lock.unlock();
         }
         return new BatchStats(activeCount, queued, requests, cacheHits, tokensReused, prefillTokens, decodeTokens,
-                decodeSteps, cacheEntries, cacheBytes);
+                decodeSteps, cacheEntries, cacheBytes, prefillNanos / 1e9, decodeNanos / 1e9);
     }
 
     /** Cancels every queued and running generation (they complete as cancelled) and stops the scheduler thread. */
@@ -332,7 +334,9 @@ public final class BatchScheduler implements AutoCloseable {
         }
         for (Slot s : active) {
             if (s.phase == Phase.PREFILL) {
+                long t0 = System.nanoTime();
                 prefillChunk(s);
+                prefillNanos += System.nanoTime() - t0;
                 break;
             }
         }
@@ -343,7 +347,9 @@ public final class BatchScheduler implements AutoCloseable {
             }
         }
         if (!decoding.isEmpty()) {
+            long t0 = System.nanoTime();
             decodeStep(decoding);
+            decodeNanos += System.nanoTime() - t0;
         }
     }
 

@@ -13,6 +13,9 @@ package dev.edgelm.engine.batch;
  * @param decodeSteps     batched decode forward passes
  * @param cacheEntries    snapshots held by the prefix cache now
  * @param cacheBytes      bytes they hold
+ * @param prefillSeconds  time spent in prefill chunks (forward passes and snapshots)
+ * @param decodeSeconds   time spent in decode steps (the batched forward pass and the sampling of every sequence)
  */
 public record BatchStats(int activeSequences, int queued, long requests, long cacheHits, long tokensReused,
-                         long prefillTokens, long decodeTokens, long decodeSteps, int cacheEntries, long cacheBytes) {}
+                         long prefillTokens, long decodeTokens, long decodeSteps, int cacheEntries, long cacheBytes,
+                         double prefillSeconds, double decodeSeconds) {}
