@@ -22,6 +22,8 @@ final class BatchBenchmarkOutput {
             o.put("decode_tokens", r.decodeTokens());
             o.put("runs", r.runs());
             o.put("mismatched_sequences", r.mismatches());
+            put(o, "session_decode_tokens_per_second", r.sessionDecode());
+            put(o, "session_decode_tokens_per_cpu_second", r.sessionDecodePerCpuSecond());
             ArrayNode rows = o.putArray("parallel");
             for (BatchBenchmark.Row row : r.rows()) {
                 ObjectNode n = rows.addObject();
@@ -31,6 +33,7 @@ final class BatchBenchmarkOutput {
                 put(n, "throughput_tokens_per_second", row.throughput());
                 put(n, "sequence_decode_tokens_per_second", row.sequenceDecode());
                 put(n, "ttft_seconds", row.ttftSeconds());
+                put(n, "aggregate_decode_tokens_per_cpu_second", row.decodePerCpuSecond());
             }
             out.println(o);
             out.flush();
@@ -40,12 +43,14 @@ final class BatchBenchmarkOutput {
                 + engine.config().vocabSize() + ")");
         out.println("Threads: " + engine.options().threads() + ", prompt tokens: " + r.promptTokens() + ", decode tokens: "
                 + r.decodeTokens() + " per sequence, runs: " + r.runs() + " (after 1 warm-up round; medians, min-max)");
-        out.println(f("%-4s %-24s %-24s %-22s %-24s %-22s", "N", "aggregate decode tok/s", "aggregate prefill tok/s",
-                "throughput tok/s", "per-sequence decode", "TTFT s"));
+        out.println("Single stream (Session, same rounds): decode " + s(r.sessionDecode(), "%.1f") + " tok/s, "
+                + s(r.sessionDecodePerCpuSecond(), "%.2f") + " tok per CPU-second");
+        out.println(f("%-4s %-24s %-24s %-24s %-22s %-24s %-22s", "N", "aggregate decode tok/s", "per CPU-second",
+                "aggregate prefill tok/s", "throughput tok/s", "per-sequence decode", "TTFT s"));
         for (BatchBenchmark.Row row : r.rows()) {
-            out.println(f("%-4d %-24s %-24s %-22s %-24s %-22s", row.parallel(), s(row.aggregateDecode(), "%.1f"),
-                    s(row.aggregatePrefill(), "%.1f"), s(row.throughput(), "%.1f"), s(row.sequenceDecode(), "%.1f"),
-                    s(row.ttftSeconds(), "%.2f")));
+            out.println(f("%-4d %-24s %-24s %-24s %-22s %-24s %-22s", row.parallel(), s(row.aggregateDecode(), "%.1f"),
+                    s(row.decodePerCpuSecond(), "%.2f"), s(row.aggregatePrefill(), "%.1f"), s(row.throughput(), "%.1f"),
+                    s(row.sequenceDecode(), "%.1f"), s(row.ttftSeconds(), "%.2f")));
         }
         out.println(r.mismatches() == 0
                 ? "Every sequence produced the same tokens whatever N."

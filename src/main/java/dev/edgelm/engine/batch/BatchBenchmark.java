@@ -36,9 +36,15 @@ public final class BatchBenchmark {
 
     /** Figures for one N over the runs (per-sequence figures: over every sequence of every run). */
     public record Row(int parallel, Benchmark.Stat aggregateDecode, Benchmark.Stat aggregatePrefill,
-                      Benchmark.Stat throughput, Benchmark.Stat sequenceDecode, Benchmark.Stat ttftSeconds) {}
+                      Benchmark.Stat throughput, Benchmark.Stat sequenceDecode, Benchmark.Stat ttftSeconds,
+                      Benchmark.Stat decodePerCpuSecond) {}
 
-    public record Report(int promptTokens, int decodeTokens, int runs, List<Row> rows, int mismatches) {}
+    /**
+     * {@code sessionDecode}: a single-stream {@code Session} (prefill, then d decode steps) measured in the same
+     * rounds, tokens per second and per CPU-second of the process, for the ratios.
+     */
+    public record Report(int promptTokens, int decodeTokens, int runs, List<Row> rows, int mismatches,
+                         Benchmark.Stat sessionDecode, Benchmark.Stat sessionDecodePerCpuSecond) {}
 
     public static Report run(Engine engine, List<Integer> parallel, int promptTokens, int decodeTokens, int runs) {
         if (parallel.isEmpty()) {
@@ -57,7 +63,12 @@ public final class BatchBenchmark {
         Map<Integer, List<double[]>> perN = new HashMap<>();
         Map<String, int[]> tokensBySequence = new HashMap<>();
         int mismatches = 0;
+        List<double[]> session = new ArrayList<>();
         for (int run = -1; run < runs; run++) {
+            double[] alone = sessionOnce(engine, promptTokens, decodeTokens, Math.max(run, 0));
+            if (run >= 0) {
+                session.add(alone);
+            }
             for (int n : parallel) {
                 Measured m = once(engine, n, promptTokens, decodeTokens, context, Math.max(run, 0));
                 if (run < 0) {
@@ -77,9 +88,30 @@ public final class BatchBenchmark {
         List<Row> rows = new ArrayList<>();
         for (int n : parallel) {
             List<double[]> f = perN.get(n);
-            rows.add(new Row(n, stat(f, 0), stat(f, 1), stat(f, 2), flat(perN.get(-n)), flat(perN.get(-1000 - n))));
+            rows.add(new Row(n, stat(f, 0), stat(f, 1), stat(f, 2), flat(perN.get(-n)), flat(perN.get(-1000 - n)), stat(f, 3)));
         }
-        return new Report(promptTokens, decodeTokens, runs, rows, mismatches);
+        return new Report(promptTokens, decodeTokens, runs, rows, mismatches, stat(session, 0), stat(session, 1));
+    }
+
+    /** Sequence 0's prompt on a fresh session: d decode steps per second and per CPU-second of the process. */
+    private static double[] sessionOnce(Engine engine, int p, int d, int run) {
+        int[] prompt = new SplittableRandom(0x5EED + 1000L * run).ints(p, 0, engine.config().vocabSize()).toArray();
+        dev.edgelm.engine.Session s = engine.newSession();
+        s.prefill(prompt);
+        long c0 = cpuNanos();
+        long t0 = System.nanoTime();
+        GenerationResult r = s.generate(GenerationOptions.builder().maxNewTokens(d + 1).build());
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double cpu = (cpuNanos() - c0) / 1e9;
+        if (r.tokens().length != d + 1) {
+            throw new IllegalStateException("the single-stream run produced " + r.tokens().length + " tokens");
+        }
+        return new double[] {d / seconds, cpu > 0 ? d / cpu : Double.NaN};
+    }
+
+    private static long cpuNanos() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean sun ? Math.max(0, sun.getProcessCpuTime()) : 0;
     }
 
     private record Measured(double[] figures, double[] sequenceDecode, double[] ttft, int[][] tokens) {}
@@ -120,6 +152,7 @@ public final class BatchBenchmark {
             (double) n * d / stats.decodeSeconds(),
             (double) n * p / stats.prefillSeconds(),
             (double) n * (d + 1) / ((last - first) / 1e9),
+            stats.decodeCpuSeconds() > 0 ? (double) n * d / stats.decodeCpuSeconds() : Double.NaN,
         };
         return new Measured(figures, seqDecode, ttft, tokens);
     }

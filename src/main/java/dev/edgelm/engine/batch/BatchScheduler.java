@@ -69,6 +69,8 @@ public final class BatchScheduler implements AutoCloseable {
     private volatile long cacheBytes;
     private volatile long prefillNanos;
     private volatile long decodeNanos;
+    private volatile long decodeCpuNanos;
+    private final java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
     public BatchScheduler(Engine engine, BatchOptions options) {
         this.model = engine.model();
@@ -146,7 +148,7 @@ public final class BatchScheduler implements AutoCloseable {
             lock.unlock();
         }
         return new BatchStats(activeCount, queued, requests, cacheHits, tokensReused, prefillTokens, decodeTokens,
-                decodeSteps, cacheEntries, cacheBytes, prefillNanos / 1e9, decodeNanos / 1e9);
+                decodeSteps, cacheEntries, cacheBytes, prefillNanos / 1e9, decodeNanos / 1e9, decodeCpuNanos / 1e9);
     }
 
     /** Cancels every queued and running generation (they complete as cancelled) and stops the scheduler thread. */
@@ -348,9 +350,16 @@ public final class BatchScheduler implements AutoCloseable {
         }
         if (!decoding.isEmpty()) {
             long t0 = System.nanoTime();
+            long c0 = processCpuNanos();
             decodeStep(decoding);
             decodeNanos += System.nanoTime() - t0;
+            decodeCpuNanos += processCpuNanos() - c0;
         }
+    }
+
+    /** CPU time of the process so far, where the platform tells it (0 otherwise). */
+    private long processCpuNanos() {
+        return os instanceof com.sun.management.OperatingSystemMXBean sun ? Math.max(0, sun.getProcessCpuTime()) : 0;
     }
 
     private void prefillChunk(Slot s) {

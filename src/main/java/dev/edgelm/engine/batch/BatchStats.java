@@ -15,7 +15,10 @@ package dev.edgelm.engine.batch;
  * @param cacheBytes      bytes they hold
  * @param prefillSeconds  time spent in prefill chunks (forward passes and snapshots)
  * @param decodeSeconds   time spent in decode steps (the batched forward pass and the sampling of every sequence)
+ * @param decodeCpuSeconds CPU time of the whole process during the decode steps (every thread: the kernels' workers,
+ *                         and whatever else the process runs meanwhile); on a shared machine, where wall time
+ *                         depends on the neighbours, tokens per CPU-second compare better than tokens per second
  */
 public record BatchStats(int activeSequences, int queued, long requests, long cacheHits, long tokensReused,
                          long prefillTokens, long decodeTokens, long decodeSteps, int cacheEntries, long cacheBytes,
-                         double prefillSeconds, double decodeSeconds) {}
+                         double prefillSeconds, double decodeSeconds, double decodeCpuSeconds) {}
