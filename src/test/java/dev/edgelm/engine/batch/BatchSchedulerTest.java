@@ -138,28 +138,25 @@ class BatchSchedulerTest {
     }
 
     @Test
-    void aNewPromptIsPrefilledInChunksBetweenDecodeSteps() {
+    void aNewPromptIsPrefilledInChunksBetweenDecodeSteps() throws Exception {
         try (BatchScheduler s = scheduler(2)) {
             List<Integer> seenByA = new ArrayList<>();
-            Generation[] b = new Generation[1];
+            java.util.concurrent.CompletableFuture<Generation> b = new java.util.concurrent.CompletableFuture<>();
             GenerationListener watch = new GenerationListener() {
                 @Override
                 public void onToken(int id) {
-                    if (b[0] != null) {
-                        seenByA.add(b[0].prefilledTokens());
-                    }
+                    // A's first token waits until B is submitted, so B's prefill overlaps A's decoding.
+                    seenByA.add(b.orTimeout(30, java.util.concurrent.TimeUnit.SECONDS).join().prefilledTokens());
                 }
             };
             int[] pa = prompt(1, 4);
-            GenerationOptions many = GenerationOptions.builder().maxNewTokens(60).build();
-            Generation a = s.submit(new GenerationRequest(pa, many, null, watch));
-            while (a.firstTokenAtNanos() == 0) {
-                Thread.onSpinWait();
-            }
             int[] pb = prompt(2, 5 * CHUNK);
-            b[0] = s.submit(new GenerationRequest(pb, GenerationOptions.builder().maxNewTokens(3).build(), null, null));
+            GenerationOptions many = GenerationOptions.builder().maxNewTokens(60).build();
+            GenerationOptions few = GenerationOptions.builder().maxNewTokens(3).build();
+            Generation a = s.submit(new GenerationRequest(pa, many, null, watch));
+            b.complete(s.submit(new GenerationRequest(pb, few, null, null)));
             assertSameResult(alone(pa, many, null), a.join(), "a");
-            assertSameResult(alone(pb, GenerationOptions.builder().maxNewTokens(3).build(), null), b[0].join(), "b");
+            assertSameResult(alone(pb, few, null), b.get().join(), "b");
             // A kept decoding while B's prompt went in one chunk per step: A saw every chunk boundary.
             for (int done = CHUNK; done <= 5 * CHUNK; done += CHUNK) {
                 assertTrue(seenByA.contains(done), "a token of A between B's chunks, after " + done + ": " + seenByA);
