@@ -62,7 +62,7 @@ final class BenchmarkCommand implements Callable<Integer> {
             + BenchmarkJson.SCHEMA_VERSION + ": the build, machine and model, the figures, and every run's samples).")
     boolean json;
 
-    @Option(names = "--parallel", paramLabel = "N[,N...]", split = ",",
+    @Option(names = "--parallel", paramLabel = "N", split = ",",
             description = "Measure the batched engine instead: N sequences at once (several values alternate within each run), "
                     + "aggregate and per-sequence prefill and decode speed (see docs/batching.md).")
     java.util.List<Integer> parallel;
