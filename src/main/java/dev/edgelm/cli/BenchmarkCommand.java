@@ -3,6 +3,7 @@ package dev.edgelm.cli;
 import dev.edgelm.engine.Benchmark;
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
+import dev.edgelm.engine.batch.BatchBenchmark;
 import dev.edgelm.util.EdgeLmException;
 import dev.edgelm.util.PeakMemory;
 import java.io.PrintWriter;
@@ -61,6 +62,11 @@ final class BenchmarkCommand implements Callable<Integer> {
             + BenchmarkJson.SCHEMA_VERSION + ": the build, machine and model, the figures, and every run's samples).")
     boolean json;
 
+    @Option(names = "--parallel", paramLabel = "N", split = ",",
+            description = "Measure the batched engine instead: N sequences at once (several values alternate within each run), "
+                    + "aggregate and per-sequence prefill and decode speed (see docs/batching.md).")
+    java.util.List<Integer> parallel;
+
     @Override
     public Integer call() {
         if (prefillTokens < 1) {
@@ -82,6 +88,13 @@ final class BenchmarkCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         err.println("benchmark: loading " + resolved.describe() + " ...");
         err.flush();
+        if (parallel != null) {
+            try (Engine engine = Engine.load(resolved.path(), options)) {
+                BatchBenchmarkOutput.print(spec.commandLine().getOut(), engine,
+                        BatchBenchmark.run(engine, parallel, prefillTokens, decodeTokens, runs), json);
+            }
+            return 0;
+        }
         try (Engine engine = Engine.load(resolved.path(), options)) {
             Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs,
                     step -> {

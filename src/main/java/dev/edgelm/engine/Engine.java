@@ -97,7 +97,8 @@ public final class Engine implements AutoCloseable {
         return ChunkPlan.maxChunk(options.prefillChunk());
     }
 
-    Qwen35Model model() {
+    /** The model, for engines built on this one (batched generation). */
+    public Qwen35Model model() {
         return model;
     }
 

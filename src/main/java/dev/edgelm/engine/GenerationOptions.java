@@ -123,7 +123,7 @@ public final class GenerationOptions {
         return temperature == 0f || topK == 1;
     }
 
-    boolean isStopToken(int id) {
+    public boolean isStopToken(int id) {
         for (int s : stopTokenIds) {
             if (s == id) {
                 return true;

@@ -88,4 +88,76 @@ final class GatedAttentionLayer {
         });
         w.oProj().matmul(pool, ws.input.set(ws.core, n, oWidth), ws.mixed);
     }
+
+    /**
+     * One decode step of several sequences: row i of {@code ws.normed} (and of the rotary angles) is the
+     * next token of {@code states[i]}, which attends over its own cache. The projections see the rows as
+     * {@linkplain Activations#eachToken independent tokens}; every row's result is what {@link #forward}
+     * gives for that sequence alone, bit for bit.
+     */
+    void forwardEach(Qwen35Weights.GatedAttention w, SequenceState[] states, int layer, Workspace ws) {
+        int n = states.length;
+        int heads = c.numHeads();
+        int kvHeads = c.numKvHeads();
+        int hd = c.headDim();
+        int qWidth = 2 * heads * hd;
+        int kvWidth = kvHeads * hd;
+        float eps = c.rmsNormEps();
+
+        Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
+        w.qProj().matmul(pool, in, ws.qkv);
+        w.kProj().matmul(pool, in, ws.k);
+        w.vProj().matmul(pool, in, ws.v);
+
+        int maxVisible = 0;
+        for (int t = 0; t < n; t++) {
+            maxVisible = Math.max(maxVisible, states[t].position() + 1);
+        }
+        pool.forRange(n, 1, 8L * n * (heads + kvHeads) * hd, (t0, t1) -> {
+            for (int t = t0; t < t1; t++) {
+                for (int h = 0; h < heads; h++) {
+                    int off = t * qWidth + h * 2 * hd;
+                    RmsNorm.apply(ws.qkv, off, w.qNorm(), eps, ws.qkv, off);
+                    rope.rotate(ws.qkv, off, ws.cos, ws.sin, t);
+                }
+                for (int h = 0; h < kvHeads; h++) {
+                    int off = t * kvWidth + h * hd;
+                    RmsNorm.apply(ws.k, off, w.kNorm(), eps, ws.k, off);
+                    rope.rotate(ws.k, off, ws.cos, ws.sin, t);
+                }
+            }
+        });
+        for (int t = 0; t < n; t++) {
+            int at = states[t].position() * kvWidth;
+            System.arraycopy(ws.k, t * kvWidth, states[t].keys[layer], at, kvWidth);
+            System.arraycopy(ws.v, t * kvWidth, states[t].values[layer], at, kvWidth);
+        }
+
+        float scale = (float) (1.0 / Math.sqrt(hd));
+        int group = heads / kvHeads;
+        int oWidth = heads * hd;
+        int scoreRows = maxVisible;
+        // One work item per sequence and KV head, as in forward (there: per token and KV head).
+        pool.forRange(n * kvHeads, 1, 2L * n * heads * maxVisible * hd, (i0, i1) -> {
+            float[] p = scores.get(group * scoreRows);
+            for (int i = i0; i < i1; i++) {
+                int t = i / kvHeads;
+                int kvh = i % kvHeads;
+                int h0 = kvh * group;
+                int qOff = t * qWidth + h0 * 2 * hd;
+                int visible = states[t].position() + 1;
+                int oOff = t * oWidth + h0 * hd;
+                CausalAttention.attendGroup(ws.qkv, qOff, 2 * hd, group, states[t].keys[layer], states[t].values[layer],
+                        kvWidth, kvh * hd, hd, visible, scale, p, ws.core, oOff);
+                for (int h = 0; h < group; h++) {
+                    int gOff = qOff + h * 2 * hd + hd;
+                    int o = oOff + h * hd;
+                    for (int d = 0; d < hd; d++) {
+                        ws.core[o + d] *= VectorMath.sigmoid(ws.qkv[gOff + d]);
+                    }
+                }
+            }
+        });
+        w.oProj().matmul(pool, ws.input.set(ws.core, n, oWidth), ws.mixed);
+    }
 }

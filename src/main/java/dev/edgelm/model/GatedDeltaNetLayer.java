@@ -41,6 +41,53 @@ final class GatedDeltaNetLayer {
         w.inProjB().matmul(pool, in, ws.beta);
         w.inProjA().matmul(pool, in, ws.decay);
         // Per-token work below is split between threads by token (each result depends on its token only).
+        gates(w, ws, n, hv);
+        convolve(w.convTaps(), s.convWindow[layer], ws, 0, n, convDim);
+        pool.forRange(n, 1, 2L * n * convDim, (t0, t1) -> normalizeQueriesAndKeys(ws.qkv, t0, t1, convDim));
+        float[] state = s.recurrent[layer];
+        pool.forRange(hv, 1, 2L * n * hv * c.linearKeyDim() * c.linearValueDim(), (h0, h1) -> {
+            for (int h = h0; h < h1; h++) {
+                recurrence(state, h, ws, 0, n, convDim);
+            }
+        });
+        int rows = n * hv;
+        pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
+        w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.mixed);
+    }
+
+    /**
+     * One decode step of several sequences: row i of {@code ws.normed} is the next token of
+     * {@code states[i]}. The projections see the rows as {@linkplain Activations#eachToken independent
+     * tokens}; the conv window and the recurrent state are each sequence's own. Every row's result is what
+     * {@link #forward} gives for that sequence alone, bit for bit.
+     */
+    void forwardEach(Qwen35Weights.GatedDeltaNet w, SequenceState[] states, int layer, Workspace ws) {
+        int n = states.length;
+        int convDim = c.convDim();
+        int hv = c.linearValueHeads();
+        Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
+        w.inProjQkv().matmul(pool, in, ws.qkv);
+        w.inProjZ().matmul(pool, in, ws.z);
+        w.inProjB().matmul(pool, in, ws.beta);
+        w.inProjA().matmul(pool, in, ws.decay);
+        gates(w, ws, n, hv);
+        for (int i = 0; i < n; i++) {
+            convolve(w.convTaps(), states[i].convWindow[layer], ws, i, 1, convDim);
+        }
+        pool.forRange(n, 1, 2L * n * convDim, (t0, t1) -> normalizeQueriesAndKeys(ws.qkv, t0, t1, convDim));
+        // One work item per (sequence, value head).
+        pool.forRange(n * hv, 1, 2L * n * hv * c.linearKeyDim() * c.linearValueDim(), (i0, i1) -> {
+            for (int i = i0; i < i1; i++) {
+                recurrence(states[i / hv].recurrent[layer], i % hv, ws, i / hv, 1, convDim);
+            }
+        });
+        int rows = n * hv;
+        pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
+        w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.mixed);
+    }
+
+    /** {@code beta = sigmoid(b)}, {@code decay = exp(-exp(A_log) * softplus(a + dt_bias))} in place, split by token. */
+    private void gates(Qwen35Weights.GatedDeltaNet w, Workspace ws, int n, int hv) {
         pool.forRange(n, 1, 64L * n * hv, (t0, t1) -> {
             for (int i = t0 * hv; i < t1 * hv; i++) {
                 int h = i % hv;
@@ -48,17 +95,6 @@ final class GatedDeltaNetLayer {
                 ws.decay[i] = (float) Math.exp(w.negA()[h] * VectorMath.softplus(ws.decay[i] + w.dtBias()[h]));
             }
         });
-        convolve(w.convTaps(), s.convWindow[layer], ws, n, convDim);
-        pool.forRange(n, 1, 2L * n * convDim, (t0, t1) -> normalizeQueriesAndKeys(ws.qkv, t0, t1, convDim));
-        float[] state = s.recurrent[layer];
-        pool.forRange(hv, 1, 2L * n * hv * c.linearKeyDim() * c.linearValueDim(), (h0, h1) -> {
-            for (int h = h0; h < h1; h++) {
-                recurrence(state, h, ws, n, convDim);
-            }
-        });
-        int rows = n * hv;
-        pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
-        w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.mixed);
     }
 
     /**
@@ -68,7 +104,7 @@ final class GatedDeltaNetLayer {
      * output t reads inputs t-K+1..t, which a descending pass has not overwritten yet, so no copy of the
      * chunk's inputs is needed (a 6 MB copy per layer on one thread for a 256-token 0.8B chunk).
      */
-    private void convolve(float[] taps, float[] window, Workspace ws, int n, int convDim) {
+    private void convolve(float[] taps, float[] window, Workspace ws, int row0, int n, int convDim) {
         int k = c.convKernel();
         int keep = k - 1;
         // The next window, the last K-1 rows of [window; inputs], saved before the inputs are overwritten.
@@ -78,11 +114,12 @@ final class GatedDeltaNetLayer {
             if (src < keep) {
                 System.arraycopy(window, src * convDim, next, r * convDim, convDim);
             } else {
-                System.arraycopy(ws.qkv, (src - keep) * convDim, next, r * convDim, convDim);
+                System.arraycopy(ws.qkv, (row0 + src - keep) * convDim, next, r * convDim, convDim);
             }
         }
         int lanes = F.length();
         float[] qkv = ws.qkv;
+        int base = row0 * convDim; // the chunk's rows start here in qkv
         pool.forRange(convDim, lanes, (long) n * convDim * k, (c0, c1) -> {
             for (int t = n - 1; t >= 0; t--) {
                 int ch = c0;
@@ -92,23 +129,23 @@ final class GatedDeltaNetLayer {
                         int r = t - keep + j;
                         FloatVector tap = FloatVector.fromArray(F, taps, j * convDim + ch);
                         if (r >= 0) {
-                            acc = tap.fma(FloatVector.fromArray(F, qkv, r * convDim + ch), acc);
+                            acc = tap.fma(FloatVector.fromArray(F, qkv, base + r * convDim + ch), acc);
                         } else {
                             acc = tap.fma(FloatVector.fromArray(F, window, (r + keep) * convDim + ch), acc);
                         }
                     }
-                    acc.intoArray(qkv, t * convDim + ch);
+                    acc.intoArray(qkv, base + t * convDim + ch);
                 }
                 for (; ch < c1; ch++) {
                     float acc = 0f;
                     for (int j = 0; j < k; j++) {
                         int r = t - keep + j;
-                        float in = r >= 0 ? qkv[r * convDim + ch] : window[(r + keep) * convDim + ch];
+                        float in = r >= 0 ? qkv[base + r * convDim + ch] : window[(r + keep) * convDim + ch];
                         acc += taps[j * convDim + ch] * in;
                     }
-                    qkv[t * convDim + ch] = acc;
+                    qkv[base + t * convDim + ch] = acc;
                 }
-                VectorMath.siluInPlace(qkv, null, t * convDim + c0, c1 - c0);
+                VectorMath.siluInPlace(qkv, null, base + t * convDim + c0, c1 - c0);
             }
         });
         System.arraycopy(next, 0, window, 0, keep * convDim);
@@ -131,18 +168,19 @@ final class GatedDeltaNetLayer {
         }
     }
 
-    /** The delta rule for value head {@code h} over the chunk's tokens, in order. */
-    private void recurrence(float[] state, int h, Workspace ws, int n, int convDim) {
+    /** The delta rule for value head {@code h} over the chunk's tokens (rows row0 .. row0+n of ws), in order. */
+    private void recurrence(float[] state, int h, Workspace ws, int row0, int n, int convDim) {
         int hk = c.linearKeyHeads();
         int hv = c.linearValueHeads();
         int dk = c.linearKeyDim();
         int dv = c.linearValueDim();
         int kh = c.keyHeadOfValueHead(h);
         int stride = SequenceState.recurrentRowStride(c);
+        int q = row0 * convDim;
         DeltaRule.scan(state, h * dk * stride, dk, dv, stride, n,
-                ws.qkv, convDim, kh * dk, hk * dk + kh * dk, 2 * hk * dk + h * dv,
-                ws.decay, ws.beta, hv, h,
-                ws.core, hv * dv, h * dv);
+                ws.qkv, convDim, q + kh * dk, q + hk * dk + kh * dk, q + 2 * hk * dk + h * dv,
+                ws.decay, ws.beta, hv, row0 * hv + h,
+                ws.core, hv * dv, row0 * hv * dv + h * dv);
     }
 
     /** {@code core = rmsnorm(core) * w * silu(z)} per value head, for rows [r0, r1) of (token, head). */

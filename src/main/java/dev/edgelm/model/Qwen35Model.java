@@ -4,6 +4,7 @@ import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
 import dev.edgelm.util.EdgeLmException;
+import java.util.IdentityHashMap;
 
 /**
  * The Qwen3.5 text decoder: immutable config and weights plus the thread pool its kernels run on.
@@ -155,6 +156,73 @@ public final class Qwen35Model implements AutoCloseable {
         }
         state.advance(n);
         logits(ws, n, logits, trace, out);
+    }
+
+    /**
+     * One decode step of several sequences at once: feeds {@code tokens[i]} to {@code states[i]} (each at its
+     * own position), advances every state by one and writes the logits that follow token i to
+     * {@code logits[i * vocab ..]} (a buffer of at least {@code states.length * vocab} floats the caller
+     * reuses). The matrices are read once for all the sequences: their rows are multiplied as
+     * {@linkplain Activations#eachToken independent tokens}, each exactly as a one-token forward call
+     * multiplies it, so each sequence's logits are bit for bit what {@link #forwardLast} on it alone gives
+     * (with the same kernels compiled). The conv windows, recurrent states and KV caches are per sequence.
+     */
+    public synchronized void forwardBatch(SequenceState[] states, int[] tokens, float[] logits) {
+        int n = states.length;
+        if (n < 1 || tokens.length < n) {
+            throw new IllegalArgumentException("a batch needs one token per state, got " + n + " states and "
+                    + tokens.length + " tokens");
+        }
+        int vocab = config.vocabSize();
+        if (logits.length < (long) n * vocab) {
+            throw new IllegalArgumentException("logits of " + n + " sequences need " + (long) n * vocab + " floats, got "
+                    + logits.length);
+        }
+        checkTokens(tokens, 0, n);
+        IdentityHashMap<SequenceState, Boolean> seen = new IdentityHashMap<>();
+        for (SequenceState s : states) {
+            if (seen.put(s, Boolean.TRUE) != null) {
+                throw new IllegalArgumentException("the same state twice in one batch");
+            }
+            s.reserve(1);
+        }
+        int hidden = config.hiddenSize();
+        Workspace ws = workspace;
+        ws.ensure(config, n);
+        pool.forRange(n, 1, 64L * n * hidden, (t0, t1) -> {
+            for (int t = t0; t < t1; t++) {
+                weights.embedTokens().decodeRow(tokens[t], ws.x, t * hidden);
+                int p = states[t].position();
+                rope.angles(t, p, p, p, ws.cos, ws.sin);
+            }
+        });
+        float eps = config.rmsNormEps();
+        Qwen35Weights.DecoderLayer[] layers = weights.layers();
+        ws.input.eachToken(true);
+        try {
+            RmsNorm.rows(pool, ws.x, n, layers[0].inputNorm(), eps, ws.normed);
+            for (int l = 0; l < layers.length; l++) {
+                Qwen35Weights.DecoderLayer layer = layers[l];
+                switch (layer.mixer()) {
+                    case Qwen35Weights.GatedDeltaNet w -> deltaNet.forwardEach(w, states, l, ws);
+                    case Qwen35Weights.GatedAttention w -> attention.forwardEach(w, states, l, ws);
+                }
+                RmsNorm.addThenRows(pool, ws.mixed, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
+                mlp(layer, ws, n);
+                if (l + 1 < layers.length) {
+                    RmsNorm.addThenRows(pool, ws.mixed, ws.x, n, layers[l + 1].inputNorm(), eps, ws.normed);
+                } else {
+                    addRows(ws.mixed, ws.x, n, hidden);
+                }
+            }
+            for (SequenceState s : states) {
+                s.advance(1);
+            }
+            RmsNorm.rows(pool, ws.x, n, weights.finalNorm(), eps, ws.normed);
+            weights.lmHead().matmul(pool, ws.input.set(ws.normed, n, hidden), logits, vocab, 0);
+        } finally {
+            ws.input.eachToken(false);
+        }
     }
 
     /** The residual: {@code into += from} over n rows of {@code width}, rows split between threads. */

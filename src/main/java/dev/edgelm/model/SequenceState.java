@@ -31,11 +31,25 @@ public final class SequenceState {
         private final int position;
         private final float[][] convWindow;
         private final float[][] recurrent;
+        /** With {@link #snapshot()}: the KV cache up to the position; null for a plain checkpoint. */
+        private final float[][] keys;
+        private final float[][] values;
 
         private Checkpoint(int position, float[][] convWindow, float[][] recurrent) {
+            this(position, convWindow, recurrent, null, null);
+        }
+
+        private Checkpoint(int position, float[][] convWindow, float[][] recurrent, float[][] keys, float[][] values) {
             this.position = position;
             this.convWindow = convWindow;
             this.recurrent = recurrent;
+            this.keys = keys;
+            this.values = values;
+        }
+
+        /** Whether this holds the KV cache too ({@link #snapshot()}), so that any state can {@link #restore} it. */
+        public boolean hasKvCache() {
+            return keys != null;
         }
 
         public int position() {
@@ -49,6 +63,11 @@ public final class SequenceState {
             }
             for (float[] a : recurrent) {
                 n += a == null ? 0 : 4L * a.length;
+            }
+            if (keys != null) {
+                for (int i = 0; i < keys.length; i++) {
+                    n += keys[i] == null ? 0 : 4L * (keys[i].length + values[i].length);
+                }
             }
             return n;
         }
@@ -126,6 +145,47 @@ public final class SequenceState {
 
     public Checkpoint checkpoint() {
         return new Checkpoint(position, deepCopy(convWindow), deepCopy(recurrent));
+    }
+
+    /**
+     * The whole state at its position: the fixed-size part and the KV cache up to the position (no spare
+     * capacity), so that {@link #restore} can bring any state of this model to it, not only this one.
+     */
+    public Checkpoint snapshot() {
+        int kvWidth = config.numKvHeads() * config.headDim();
+        float[][] k = new float[keys.length][];
+        float[][] v = new float[values.length][];
+        for (int i = 0; i < keys.length; i++) {
+            if (keys[i] != null) {
+                k[i] = Arrays.copyOf(keys[i], position * kvWidth);
+                v[i] = Arrays.copyOf(values[i], position * kvWidth);
+            }
+        }
+        return new Checkpoint(position, deepCopy(convWindow), deepCopy(recurrent), k, v);
+    }
+
+    /**
+     * Makes this state exactly the one {@code snapshot} was taken from, at its position (whatever this state
+     * held before). The snapshot must come from {@link #snapshot()} of a state of the same model and fit this
+     * state's capacity.
+     */
+    public void restore(Checkpoint snapshot) {
+        if (snapshot.keys == null) {
+            throw new IllegalArgumentException("a checkpoint without its KV cache can only be rolled back to");
+        }
+        if (snapshot.position > capacity) {
+            throw new EdgeLmException("a snapshot of " + snapshot.position + " tokens does not fit a context of " + capacity);
+        }
+        position = 0;
+        reserve(snapshot.position);
+        for (int i = 0; i < keys.length; i++) {
+            if (keys[i] != null) {
+                System.arraycopy(snapshot.keys[i], 0, keys[i], 0, snapshot.keys[i].length);
+                System.arraycopy(snapshot.values[i], 0, values[i], 0, snapshot.values[i].length);
+            }
+        }
+        position = snapshot.position;
+        rollback(snapshot);
     }
 
     /** Returns to {@code checkpoint}'s position; the KV cache beyond it is dropped. */

@@ -48,6 +48,7 @@ public final class Activations {
     private float[] int8Scales = new float[0];
     private boolean packed;
     private boolean rounded;
+    private boolean eachToken;
 
     /** Points this at tokens {@code [0, n)} of {@code x}, {@code cols} values each; returns this. */
     public Activations set(float[] x, int n, int cols) {
@@ -64,6 +65,22 @@ public final class Activations {
 
     public float[] x() {
         return x;
+    }
+
+    /**
+     * When on, the tokens are independent one-token inputs (the decode steps of several sequences): every
+     * matrix multiplies each of them exactly as a one-token {@link WeightMatrix#matmul} would (bit for bit:
+     * the decode kernels), but reads each weight row from memory once for all of them. {@link #set} keeps
+     * the setting. Returns this.
+     */
+    public Activations eachToken(boolean on) {
+        this.eachToken = on;
+        return this;
+    }
+
+    /** See {@link #eachToken(boolean)}. */
+    public boolean isEachToken() {
+        return eachToken;
     }
 
     public int tokens() {

@@ -81,7 +81,29 @@ public abstract class WeightMatrix {
         if (in.cols() != cols) {
             throw new IllegalArgumentException(this + " multiplies rows of " + cols + " values, got " + in.cols());
         }
-        multiply(pool, in, out, outStride, outOff);
+        if (in.isEachToken() && in.tokens() > 1) {
+            multiplyEach(pool, in, out, outStride, outOff);
+        } else {
+            multiply(pool, in, out, outStride, outOff);
+        }
+    }
+
+    /**
+     * The work of a matmul whose input is {@linkplain Activations#eachToken(boolean) independent tokens}: each
+     * token's result is bit for bit what a one-token matmul gives ({@link #dotRow}), while each row is read
+     * from memory once for all the tokens (it stays in L1 between them). Formats with a decode kernel of
+     * their own override this with one that also shares the row's decoding between the tokens.
+     */
+    protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        int n = in.tokens();
+        float[] x = in.x();
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = dotRow(r, x, t * cols);
+                }
+            }
+        });
     }
 
     /**

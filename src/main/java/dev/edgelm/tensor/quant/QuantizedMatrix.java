@@ -71,6 +71,31 @@ public abstract class QuantizedMatrix extends WeightMatrix {
         });
     }
 
+    /**
+     * Independent tokens: each as the one-token {@link #multiply} computes it (its run sums included), each
+     * row read from memory once for all of them.
+     */
+    @Override
+    protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (sumRun == 0) {
+            super.multiplyEach(pool, in, out, outStride, outOff);
+            return;
+        }
+        int n = in.tokens();
+        float[] x = in.x();
+        float[][] sums = new float[n][];
+        for (int t = 0; t < n; t++) {
+            sums[t] = runSums(x, t * cols, new float[cols / sumRun]);
+        }
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = dot(r, x, t * cols, sums[t]);
+                }
+            }
+        });
+    }
+
     private float[] runSums(float[] x, int xOff, float[] sums) {
         for (int k = 0; k < cols / sumRun; k++) {
             FloatVector s = FloatVector.zero(F);
