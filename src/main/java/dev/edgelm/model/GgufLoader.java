@@ -54,6 +54,10 @@ public final class GgufLoader {
             throw new EdgeLmException(src + ": architecture '" + arch + "' is not supported (EdgeLM reads '" + ARCHITECTURE + "', dense Qwen3.5)");
         }
         int blocks = m.requirePositiveInt(BLOCK_COUNT);
+        if (blocks > file.tensorInfos().size()) { // every layer has tensors of its own: a larger count is a lie
+            throw new EdgeLmException(src + ": " + BLOCK_COUNT + " = " + blocks + " but the file holds only "
+                    + file.tensorInfos().size() + " tensors");
+        }
         long nextn = m.optLong(NEXTN_PREDICT_LAYERS).orElse(0L);
         if (nextn < 0 || nextn >= blocks) {
             throw new EdgeLmException(src + ": " + NEXTN_PREDICT_LAYERS + " = " + nextn + " does not fit " + BLOCK_COUNT + " = " + blocks);

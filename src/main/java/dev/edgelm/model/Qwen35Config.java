@@ -68,6 +68,9 @@ public record Qwen35Config(
         return n;
     }
 
+    /** More layers than any released model has by an order of magnitude: a config declaring more is refused. */
+    public static final int MAX_LAYERS = 1024;
+
     public static Qwen35Config load(Path configJson) {
         JsonNode root;
         try {
@@ -92,6 +95,9 @@ public record Qwen35Config(
         Fields f = new Fields(text, source + (root.has("text_config") ? " text_config" : ""));
         int hidden = f.integer("hidden_size");
         int layers = f.integer("num_hidden_layers");
+        if (layers > MAX_LAYERS) { // checked before anything is sized by it
+            throw new EdgeLmException(f.source + ": num_hidden_layers = " + layers + " is more than " + MAX_LAYERS);
+        }
         boolean[] full = new boolean[layers];
         JsonNode types = text.get("layer_types");
         if (types != null && types.isArray()) {

@@ -94,17 +94,25 @@ public final class TokenizerJson {
     }
 
     private static List<String> readVocab(JsonParser p, String where) throws IOException {
-        List<String> tokens = new ArrayList<>(1 << 16);
+        List<String> names = new ArrayList<>(1 << 16);
+        List<Integer> ids = new ArrayList<>(1 << 16);
+        int maxId = -1;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String token = p.currentName();
             if (p.nextToken() != JsonToken.VALUE_NUMBER_INT || p.getLongValue() < 0 || p.getLongValue() > Integer.MAX_VALUE) {
                 throw new EdgeLmException(where + ": model.vocab['" + token + "'] is not a token id");
             }
-            int id = p.getIntValue();
-            while (tokens.size() <= id) {
-                tokens.add(null);
-            }
-            tokens.set(id, token);
+            names.add(token);
+            ids.add(p.getIntValue());
+            maxId = Math.max(maxId, p.getIntValue());
+        }
+        // ids may leave gaps, but not so many that the table sized by the largest id dwarfs the vocabulary
+        if (maxId >= 2L * names.size() + 65536) {
+            throw new EdgeLmException(where + ": model.vocab has id " + maxId + " but only " + names.size() + " entries");
+        }
+        List<String> tokens = new ArrayList<>(java.util.Collections.nCopies(maxId + 1, (String) null));
+        for (int i = 0; i < names.size(); i++) {
+            tokens.set(ids.get(i), names.get(i));
         }
         return tokens;
     }
