@@ -194,7 +194,21 @@ final class Parser {
                 expectEnd();
                 return new Node.If(List.of(new Expr.Literal(true)), List.of(bodyUntil("endgeneration")), List.of(), at);
             }
-            case "call", "filter", "include", "import", "from", "extends", "block", "with", "autoescape", "do", "trans" ->
+            case "filter" -> {
+                Expr chain = new Expr.Name(Node.FilterBlock.BODY);
+                do {
+                    String filterName = dottedName();
+                    Expr.Args args = Expr.Args.NONE;
+                    if (peek().is("(") && peek().type == T.OP) {
+                        tp++;
+                        args = parseArgs();
+                    }
+                    chain = new Expr.Filter(chain, filterName, args);
+                } while (peek().is("|") && peek().type == T.OP && tp++ >= 0);
+                expectEnd();
+                return new Node.FilterBlock(chain, bodyUntil("endfilter"), at);
+            }
+            case "call", "include", "import", "from", "extends", "block", "with", "autoescape", "do", "trans" ->
                     throw error("'" + name + "' tags are not supported (EdgeLM's Jinja engine has no " + name + " blocks)");
             default -> throw error("unknown tag '" + name + "'");
         }

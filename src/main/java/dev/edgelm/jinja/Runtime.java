@@ -123,6 +123,16 @@ final class Runtime {
                 exec(s.body(), new Frame(f), captured);
                 assign(s.target(), captured.toString(), f);
             }
+            case Node.FilterBlock fb -> {
+                StringBuilder captured = new StringBuilder();
+                exec(fb.body(), f, captured);
+                line = fb.line();
+                Frame applied = new Frame(f);
+                applied.vars.put(Node.FilterBlock.BODY, captured.toString());
+                String s = Py.str(eval(fb.filters(), applied));
+                sandbox.output(out.length() + s.length());
+                out.append(s);
+            }
             case Node.Macro m -> f.vars.put(m.name(), new Macro(m, f));
             case Node.Break b -> {
                 return Signal.BREAK;
