@@ -5,7 +5,7 @@
 # them). New coverage goes to .cifuzz-corpus/ (not committed); an input that breaks the property is written as
 # crash-<sha1> into the target's inputs folder under src/test/resources/dev/edgelm/fuzz/, where
 # `bin/mvn -B test` replays it from then on. The fuzzing JVM gets a 1 GiB heap, so an allocation sized by a
-# lying header shows up as an OutOfMemoryError, and each input gets 10 s before it counts as a hang.
+# lying header shows up as an OutOfMemoryError, and each input gets 60 s of wall-clock time before it counts as a hang (generous: a niced JVM on a loaded machine runs slowly).
 # Set FUZZ_NO_COMPILE=1 to reuse target/ as built (lets two targets run side by side).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,4 +32,4 @@ export JAZZER_MAX_DURATION="${seconds}s"
 exec bin/mvn -B -q -o surefire:test -Dtest="$class#$target" -Dsurefire.failIfNoSpecifiedTests=false \
   -DreportsDirectory="target/fuzz-reports/$target" \
   -Djvm.flags="--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx1g -XX:+EnableDynamicAgentLoading" \
-  -Djunit.jupiter.execution.timeout.default=10s
+  -Djunit.jupiter.execution.timeout.default=60s
