@@ -733,8 +733,15 @@ final class Parser {
                     }
                 }
                 String text = s.substring(i, j).replace("_", "");
-                out.add(isFloat ? new Tok(T.FLOAT, text, Double.parseDouble(text))
-                        : new Tok(T.INT, text, Long.parseLong(text)));
+                long value = 0;
+                if (!isFloat) {
+                    try {
+                        value = Long.parseLong(text);
+                    } catch (NumberFormatException e) { // Python's integers have no bound, EdgeLM's have 64 bits
+                        throw error("integer literal " + text + " is not supported: it does not fit 64 bits");
+                    }
+                }
+                out.add(isFloat ? new Tok(T.FLOAT, text, Double.parseDouble(text)) : new Tok(T.INT, text, value));
                 i = j;
             } else if (Character.isLetter(c) || c == '_') {
                 int j = i;

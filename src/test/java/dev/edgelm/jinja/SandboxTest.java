@@ -70,6 +70,14 @@ class SandboxTest {
     }
 
     @Test
+    void anIntegerLiteralPastSixtyFourBitsIsUnsupportedNotACrash() {
+        // found by fuzzing: a NumberFormatException escaped the parser
+        TemplateException e = assertThrows(TemplateException.class, () -> Template.parse("{{ 99999999999999999999 }}"));
+        assertMentions(e, "integer literal 99999999999999999999 is not supported");
+        assertEquals("9223372036854775807", Template.parse("{{ 9223372036854775807 }}").render(Map.of()));
+    }
+
+    @Test
     void theOutputIsBounded() {
         // each piece is small; the text written is not
         TemplateException e = assertThrows(TemplateException.class, () -> Template.parse(
