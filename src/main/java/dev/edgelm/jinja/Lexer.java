@@ -131,7 +131,7 @@ final class Lexer {
             if (open < 0) {
                 throw new TemplateException("'raw' block is never closed", line);
             }
-            int close = src.indexOf("%}", open);
+            int close = src.indexOf("%}", open + 2); // not the "%}" of "{%}" itself
             if (close < 0) {
                 throw new TemplateException("'raw' block is never closed", line);
             }
@@ -148,7 +148,7 @@ final class Lexer {
                 pos = close + 2;
                 return afterTag('%', inner.endsWith("-") ? '-' : inner.endsWith("+") ? '+' : 0);
             }
-            search = close + 2;
+            search = open + 2; // the next "{%" may be inside this one's text
         }
     }
 

@@ -78,6 +78,13 @@ class SandboxTest {
     }
 
     @Test
+    void aRawBlockWithABraceTagIsNotACrash() {
+        // found by fuzzing: "{%}" inside a raw block made the lexer cut a string backwards
+        assertEquals("a{%}b", Template.parse("{% raw %}a{%}b{% endraw %}").render(Map.of()));
+        assertThrows(TemplateException.class, () -> Template.parse("{% raw %}{%}"));
+    }
+
+    @Test
     void theOutputIsBounded() {
         // each piece is small; the text written is not
         TemplateException e = assertThrows(TemplateException.class, () -> Template.parse(
