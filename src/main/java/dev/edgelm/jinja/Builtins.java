@@ -87,10 +87,10 @@ final class Builtins {
             return out;
         }
         if (op.equals("*") && (a instanceof String || a instanceof List<?>) && Py.isIntegral(b)) {
-            return repeat(a, Py.toLong(b));
+            return repeat(rt, a, Py.toLong(b));
         }
         if (op.equals("*") && (b instanceof String || b instanceof List<?>) && Py.isIntegral(a)) {
-            return repeat(b, Py.toLong(a));
+            return repeat(rt, b, Py.toLong(a));
         }
         if (op.equals("%") && a instanceof String fmt) {
             return percentFormat(rt, fmt, b instanceof List<?> l ? new ArrayList<>(l) : List.of(b));
@@ -101,10 +101,14 @@ final class Builtins {
         throw rt.error("unsupported operand type(s) for " + op + ": '" + Py.typeName(a) + "' and '" + Py.typeName(b) + "'");
     }
 
-    private static Object repeat(Object seq, long n) {
+    private static Object repeat(Runtime rt, Object seq, long n) {
+        long each = seq instanceof String s ? s.length() : ((List<?>) seq).size();
+        long total = n <= 0 || each == 0 ? 0 : n > Integer.MAX_VALUE ? Long.MAX_VALUE : each * n;
         if (seq instanceof String s) {
+            rt.sandbox.chars(total); // refused before anything is allocated
             return n <= 0 ? "" : s.repeat((int) n);
         }
+        rt.sandbox.items(total);
         List<Object> out = new ArrayList<>();
         for (long i = 0; i < n; i++) {
             out.addAll((List<?>) seq);
@@ -138,6 +142,7 @@ final class Builtins {
                 case 'f' -> sb.append(String.format(Locale.ROOT, "%.6f", Py.toDouble(v)));
                 default -> throw rt.error("unsupported format character '" + conv + "'");
             }
+            Sandbox.check(sb);
         }
         return sb.toString();
     }
@@ -168,6 +173,7 @@ final class Builtins {
                     throw rt.error("format field '" + field + "' is not supported");
                 }
                 sb.append(Py.str(v));
+                Sandbox.check(sb);
                 i = end;
             } else {
                 sb.append(c);
@@ -198,8 +204,8 @@ final class Builtins {
         }
         List<Object> out = new ArrayList<>();
         for (long i = start; step > 0 ? i < stop : i > stop; i += step) {
-            if (out.size() > 100_000) {
-                throw rt.error("range too big");
+            if (out.size() >= 100_000) {
+                throw rt.error("range too big: the sandbox blocks ranges larger than 100000 items (as Jinja2's does)");
             }
             out.add(i);
         }
@@ -220,7 +226,11 @@ final class Builtins {
 
     /** transformers' {@code strftime_now(format)}: the local time through Python's strftime codes. */
     static String strftimeNow(String format) {
-        LocalDateTime t = LocalDateTime.now();
+        return strftime(format, LocalDateTime.now());
+    }
+
+    /** Python's {@code t.strftime(format)} for the codes chat templates use. */
+    static String strftime(String format, LocalDateTime t) {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < format.length(); i++) {
             char c = format.charAt(i);
@@ -269,7 +279,8 @@ final class Builtins {
                     itemSep = Py.str(seps.get(0));
                     keySep = Py.str(seps.get(1));
                 }
-                return Py.toJson(v, indent == null ? null : Py.toLong(indent), itemSep, keySep, Py.truthy(kw.get("sort_keys")));
+                return Py.toJson(v, indent == null ? null : Py.toLong(indent), itemSep, keySep, Py.truthy(kw.get("sort_keys")),
+                        Py.truthy(kw.get("ensure_ascii")));
             }
             case "safe", "string" -> {
                 return Py.str(v);
@@ -285,9 +296,12 @@ final class Builtins {
                 if (!(v instanceof Map<?, ?> m)) {
                     throw rt.error("can only get item pairs from a mapping, not " + Py.typeName(v));
                 }
-                return items(m);
+                return new Generator(items(m));
             }
             case "length", "count" -> {
+                if (v instanceof Generator) {
+                    throw rt.error("object of type 'generator' has no len()");
+                }
                 return Py.len(v);
             }
             case "upper" -> {
@@ -315,18 +329,22 @@ final class Builtins {
                 for (Object x : Py.iterate(v)) {
                     sb.append(first ? "" : sep).append(Py.str(attribute == null ? x : attributePath(rt, x, attribute)));
                     first = false;
+                    Sandbox.check(sb);
                 }
                 return sb.toString();
             }
             case "replace" -> {
                 long count = a.size() > 2 ? Py.toLong(a.get(2)) : -1;
-                return replace(Py.str(v), Py.str(a.get(0)), Py.str(a.get(1)), count);
+                return replace(rt, Py.str(v), Py.str(a.get(0)), Py.str(a.get(1)), count);
             }
             case "first" -> {
                 List<Object> l = Py.toList(v);
                 return l.isEmpty() ? Undefined.anonymous() : l.get(0);
             }
             case "last" -> {
+                if (v instanceof Generator) {
+                    throw rt.error("'generator' object is not reversible");
+                }
                 List<Object> l = Py.toList(v);
                 return l.isEmpty() ? Undefined.anonymous() : l.get(l.size() - 1);
             }
@@ -370,7 +388,7 @@ final class Builtins {
             case "map" -> {
                 List<Object> out = new ArrayList<>();
                 Object attribute = kw.get("attribute");
-                for (Object x : Py.iterate(v)) {
+                for (Object x : Py.truthy(v) ? Py.iterate(v) : List.of()) { // jinja2: "if seq:" first
                     if (attribute != null) {
                         Object got = attributePath(rt, x, attribute);
                         out.add(got instanceof Undefined && kw.containsKey("default") ? kw.get("default") : got);
@@ -378,13 +396,13 @@ final class Builtins {
                         out.add(filter(rt, Py.str(a.get(0)), x, a.subList(1, a.size()), Map.of()));
                     }
                 }
-                return out;
+                return new Generator(out);
             }
             case "select", "reject", "selectattr", "rejectattr" -> {
                 boolean byAttribute = name.endsWith("attr");
                 boolean keep = name.startsWith("select");
                 List<Object> out = new ArrayList<>();
-                for (Object x : Py.iterate(v)) {
+                for (Object x : Py.truthy(v) ? Py.iterate(v) : List.of()) { // jinja2: "if seq:" first
                     Object subject = byAttribute ? attributePath(rt, x, a.get(0)) : x;
                     int testAt = byAttribute ? 1 : 0;
                     boolean pass = a.size() > testAt
@@ -394,7 +412,7 @@ final class Builtins {
                         out.add(x);
                     }
                 }
-                return out;
+                return new Generator(out);
             }
             case "attr" -> {
                 return rt.getAttr(v, Py.str(a.get(0)));
@@ -437,7 +455,10 @@ final class Builtins {
             }
             case "indent" -> {
                 Object w = a.isEmpty() ? kw.getOrDefault("width", 4L) : a.get(0);
-                String pad = w instanceof String s ? s : " ".repeat((int) Py.toLong(w));
+                if (!(w instanceof String)) {
+                    rt.sandbox.chars(Py.toLong(w));
+                }
+                String pad = w instanceof String s ? s : " ".repeat((int) Math.max(0, Py.toLong(w)));
                 boolean first = a.size() > 1 ? Py.truthy(a.get(1)) : Py.truthy(kw.get("first"));
                 boolean blank = a.size() > 2 ? Py.truthy(a.get(2)) : Py.truthy(kw.get("blank"));
                 String s = Py.str(v);
@@ -449,6 +470,7 @@ final class Builtins {
                     }
                     boolean pads = (i > 0 || first) && (blank || !lines[i].isEmpty());
                     sb.append(pads ? pad : "").append(lines[i]);
+                    Sandbox.check(sb);
                 }
                 return sb.toString();
             }
@@ -461,7 +483,9 @@ final class Builtins {
             }
             case "center" -> {
                 String s = Py.str(v);
-                int width = a.isEmpty() ? 80 : (int) Py.toLong(a.get(0));
+                long w = a.isEmpty() ? 80 : Py.toLong(a.get(0));
+                rt.sandbox.chars(w);
+                int width = (int) w;
                 int total = Math.max(0, width - (int) Py.len(s));
                 int left = total / 2 + (total & width & 1);
                 return " ".repeat(left) + s + " ".repeat(total - left);
@@ -502,7 +526,18 @@ final class Builtins {
         return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT);
     }
 
-    static String replace(String s, String from, String to, long count) {
+    static String replace(Runtime rt, String s, String from, String to, long count) {
+        if (to.length() > from.length()) { // refused before it is built: at most one replacement per character and one more
+            long occurrences = from.isEmpty() ? s.length() + 1L : (s.length() / from.length());
+            if (count >= 0) {
+                occurrences = Math.min(occurrences, count);
+            }
+            long growth = occurrences * (to.length() - from.length());
+            if (s.length() + growth > rt.sandbox.limits.maxChars()) {
+                occurrences = countOccurrences(s, from, count);
+                rt.sandbox.chars(s.length() + occurrences * (to.length() - from.length()));
+            }
+        }
         if (count < 0) {
             return s.replace(from, to);
         }
@@ -526,6 +561,17 @@ final class Builtins {
             sb.append(s, pos, s.length());
         }
         return sb.toString();
+    }
+
+    private static long countOccurrences(String s, String from, long max) {
+        if (from.isEmpty()) {
+            return max < 0 ? s.length() + 1L : Math.min(max, s.length() + 1L);
+        }
+        long n = 0;
+        for (int at = s.indexOf(from); at >= 0 && (max < 0 || n < max); at = s.indexOf(from, at + from.length())) {
+            n++;
+        }
+        return n;
     }
 
     private static Object toInt(Object v, Object fallback) {
@@ -572,7 +618,8 @@ final class Builtins {
             case "true" -> Boolean.TRUE.equals(v);
             case "false" -> Boolean.FALSE.equals(v);
             case "mapping" -> v instanceof Map<?, ?>;
-            case "sequence", "iterable" -> v instanceof List<?> || v instanceof String || v instanceof Map<?, ?> || v instanceof Undefined;
+            case "sequence", "iterable" -> (v instanceof List<?> && !(name.equals("sequence") && v instanceof Generator))
+                    || v instanceof String || v instanceof Map<?, ?> || v instanceof Undefined;
             case "callable" -> v instanceof Runtime.Callable;
             case "sameas" -> v == a.get(0) || (v != null && Py.isNumber(v) && v.equals(a.get(0)));
             case "eq", "equalto", "==" -> Py.eq(v, a.get(0));

@@ -118,7 +118,7 @@ final class Methods {
                 String from = str(rt, a.get(0), name);
                 String to = str(rt, a.get(1), name);
                 long count = a.size() > 2 ? Py.toLong(a.get(2)) : -1;
-                return Builtins.replace(s, from, to, count);
+                return Builtins.replace(rt, s, from, to, count);
             }
             case "find", "rfind", "index" -> {
                 String sub = str(rt, a.get(0), name);
@@ -145,6 +145,7 @@ final class Methods {
                 for (Object x : Py.iterate(a.get(0))) {
                     sb.append(first ? "" : s).append(str(rt, x, name));
                     first = false;
+                    Sandbox.check(sb);
                 }
                 return sb.toString();
             }

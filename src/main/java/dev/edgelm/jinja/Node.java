@@ -18,6 +18,11 @@ sealed interface Node {
 
     record Macro(String name, List<String> params, List<Expr> defaults, List<Node> body, int line) implements Node {}
 
+    /** {@code {% filter f | g(x) %}body{% endfilter %}}: the filters applied to the rendered body, named {@link #BODY}. */
+    record FilterBlock(Expr filters, List<Node> body, int line) implements Node {
+        static final String BODY = "\0filter body";
+    }
+
     record Break(int line) implements Node {}
 
     record Continue(int line) implements Node {}

@@ -22,13 +22,16 @@ final class Parser {
     private List<Tok> toks;
     private int tp;
     private int line;
+    private final int maxNesting;
+    private int nesting;
 
-    private Parser(List<Lexer.Segment> segments) {
+    private Parser(List<Lexer.Segment> segments, int maxNesting) {
         this.segments = segments;
+        this.maxNesting = maxNesting;
     }
 
-    static List<Node> parse(List<Lexer.Segment> segments) {
-        Parser p = new Parser(segments);
+    static List<Node> parse(List<Lexer.Segment> segments, Limits limits) {
+        Parser p = new Parser(segments, limits.maxNesting());
         List<Node> body = p.parseBody(Set.of());
         if (p.seg < segments.size()) {
             Lexer.Segment s = segments.get(p.seg);
@@ -39,6 +42,23 @@ final class Parser {
 
     /** Parses statements until a block tag whose first word is in {@code enders} (left unconsumed) or the end. */
     private List<Node> parseBody(Set<String> enders) {
+        deeper();
+        try {
+            return parseBodyAtThisLevel(enders);
+        } finally {
+            nesting--;
+        }
+    }
+
+    /** One more level of nesting (a block, a parenthesised or prefixed expression), refused past the limit. */
+    private void deeper() {
+        if (++nesting > maxNesting) {
+            throw new TemplateException("blocks or expressions nested deeper than " + maxNesting
+                    + " levels (the sandbox's limit)", line);
+        }
+    }
+
+    private List<Node> parseBodyAtThisLevel(Set<String> enders) {
         List<Node> nodes = new ArrayList<>();
         while (seg < segments.size()) {
             Lexer.Segment s = segments.get(seg);
@@ -174,6 +194,22 @@ final class Parser {
                 expectEnd();
                 return new Node.If(List.of(new Expr.Literal(true)), List.of(bodyUntil("endgeneration")), List.of(), at);
             }
+            case "filter" -> {
+                Expr chain = new Expr.Name(Node.FilterBlock.BODY);
+                do {
+                    String filterName = dottedName();
+                    Expr.Args args = Expr.Args.NONE;
+                    if (peek().is("(") && peek().type == T.OP) {
+                        tp++;
+                        args = parseArgs();
+                    }
+                    chain = new Expr.Filter(chain, filterName, args);
+                } while (peek().is("|") && peek().type == T.OP && tp++ >= 0);
+                expectEnd();
+                return new Node.FilterBlock(chain, bodyUntil("endfilter"), at);
+            }
+            case "call", "include", "import", "from", "extends", "block", "with", "autoescape", "do", "trans" ->
+                    throw error("'" + name + "' tags are not supported (EdgeLM's Jinja engine has no " + name + " blocks)");
             default -> throw error("unknown tag '" + name + "'");
         }
     }
@@ -238,6 +274,15 @@ final class Parser {
     }
 
     private Expr parseExpression(boolean withConditional) {
+        deeper();
+        try {
+            return parseExpressionAtThisLevel(withConditional);
+        } finally {
+            nesting--;
+        }
+    }
+
+    private Expr parseExpressionAtThisLevel(boolean withConditional) {
         Expr e = parseOr();
         if (withConditional) {
             while (peek().is("if")) {
@@ -275,7 +320,12 @@ final class Parser {
     private Expr parseNot() {
         if (peek().is("not")) {
             tp++;
-            return new Expr.Unary("not", parseNot());
+            deeper();
+            try {
+                return new Expr.Unary("not", parseNot());
+            } finally {
+                nesting--;
+            }
         }
         return parseCompare();
     }
@@ -343,10 +393,14 @@ final class Parser {
         Expr node;
         if (peek().is("-") && peek().type == T.OP) {
             tp++;
+            deeper();
             node = new Expr.Unary("-", parseUnary(false));
+            nesting--;
         } else if (peek().is("+") && peek().type == T.OP) {
             tp++;
+            deeper();
             node = new Expr.Unary("+", parseUnary(false));
+            nesting--;
         } else {
             node = parsePrimary();
         }
@@ -679,8 +733,15 @@ final class Parser {
                     }
                 }
                 String text = s.substring(i, j).replace("_", "");
-                out.add(isFloat ? new Tok(T.FLOAT, text, Double.parseDouble(text))
-                        : new Tok(T.INT, text, Long.parseLong(text)));
+                long value = 0;
+                if (!isFloat) {
+                    try {
+                        value = Long.parseLong(text);
+                    } catch (NumberFormatException e) { // Python's integers have no bound, EdgeLM's have 64 bits
+                        throw error("integer literal " + text + " is not supported: it does not fit 64 bits");
+                    }
+                }
+                out.add(isFloat ? new Tok(T.FLOAT, text, Double.parseDouble(text)) : new Tok(T.INT, text, value));
                 i = j;
             } else if (Character.isLetter(c) || c == '_') {
                 int j = i;

@@ -100,6 +100,9 @@ final class Py {
         if (v instanceof String s) {
             return !s.isEmpty();
         }
+        if (v instanceof Generator) {
+            return true;
+        }
         if (v instanceof List<?> l) {
             return !l.isEmpty();
         }
@@ -136,7 +139,7 @@ final class Py {
         if (a == b) {
             return true;
         }
-        if (a == null || b == null) {
+        if (a == null || b == null || a instanceof Generator || b instanceof Generator) {
             return false;
         }
         if (isNumber(a) && isNumber(b)) {
@@ -214,6 +217,9 @@ final class Py {
         if (v instanceof Undefined) {
             return "Undefined";
         }
+        if (v instanceof Generator) {
+            return "generator";
+        }
         if (v instanceof Boolean) {
             return "bool";
         }
@@ -269,11 +275,16 @@ final class Py {
         if (v instanceof String s) {
             return stringRepr(s);
         }
+        if (v instanceof Generator) {
+            throw new IllegalArgumentException("printing a generator (the result of map, select, reject or items) is not"
+                    + " supported: jinja2 prints its memory address; add '| list'");
+        }
         if (v instanceof List<?> l) {
             boolean tuple = v instanceof Tuple;
             StringBuilder sb = new StringBuilder(tuple ? "(" : "[");
             for (int i = 0; i < l.size(); i++) {
                 sb.append(i > 0 ? ", " : "").append(repr(l.get(i)));
+                Sandbox.check(sb);
             }
             return sb.append(tuple && l.size() == 1 ? "," : "").append(tuple ? ')' : ']').toString();
         }
@@ -283,6 +294,7 @@ final class Py {
             for (Map.Entry<?, ?> e : m.entrySet()) {
                 sb.append(first ? "" : ", ").append(repr(e.getKey())).append(": ").append(repr(e.getValue()));
                 first = false;
+                Sandbox.check(sb);
             }
             return sb.append('}').toString();
         }
@@ -366,15 +378,20 @@ final class Py {
      * {@code tojson} calls it; {@code indent} null means one line with separators ", " and ": ".
      */
     static String toJson(Object v, Long indent, String itemSep, String keySep, boolean sortKeys) {
+        return toJson(v, indent, itemSep, keySep, sortKeys, false);
+    }
+
+    /** As above; {@code ensureAscii} writes every non-ASCII character as a {@code \\uXXXX} escape, as json.dumps does. */
+    static String toJson(Object v, Long indent, String itemSep, String keySep, boolean sortKeys, boolean ensureAscii) {
         StringBuilder sb = new StringBuilder();
         String is = itemSep != null ? itemSep : indent != null ? "," : ", ";
         String ks = keySep != null ? keySep : ": ";
-        writeJson(sb, v, indent, 0, is, ks, sortKeys);
+        writeJson(sb, v, indent, 0, is, ks, sortKeys, ensureAscii);
         return sb.toString();
     }
 
     private static void writeJson(StringBuilder sb, Object v, Long indent, int depth, String itemSep, String keySep,
-                                  boolean sortKeys) {
+                                  boolean sortKeys, boolean ensureAscii) {
         if (v == null) {
             sb.append("null");
         } else if (v instanceof Boolean b) {
@@ -384,7 +401,9 @@ final class Py {
         } else if (v instanceof Double d) {
             sb.append(Double.isNaN(d) ? "NaN" : Double.isInfinite(d) ? (d > 0 ? "Infinity" : "-Infinity") : floatRepr(d));
         } else if (v instanceof String s) {
-            jsonString(sb, s);
+            jsonString(sb, s, ensureAscii);
+        } else if (v instanceof Generator) {
+            throw new IllegalArgumentException("Object of type generator is not JSON serializable");
         } else if (v instanceof List<?> l) {
             if (l.isEmpty()) {
                 sb.append("[]");
@@ -394,7 +413,8 @@ final class Py {
             for (int i = 0; i < l.size(); i++) {
                 sb.append(i > 0 ? itemSep : "");
                 newline(sb, indent, depth + 1);
-                writeJson(sb, l.get(i), indent, depth + 1, itemSep, keySep, sortKeys);
+                writeJson(sb, l.get(i), indent, depth + 1, itemSep, keySep, sortKeys, ensureAscii);
+                Sandbox.check(sb);
             }
             newline(sb, indent, depth);
             sb.append(']');
@@ -415,9 +435,10 @@ final class Py {
                 newline(sb, indent, depth + 1);
                 Object k = e.getKey();
                 jsonString(sb, k instanceof String s ? s : k instanceof Double d ? floatRepr(d) : k == null ? "null"
-                        : k instanceof Boolean b ? (b ? "true" : "false") : str(k));
+                        : k instanceof Boolean b ? (b ? "true" : "false") : str(k), ensureAscii);
                 sb.append(keySep);
-                writeJson(sb, e.getValue(), indent, depth + 1, itemSep, keySep, sortKeys);
+                writeJson(sb, e.getValue(), indent, depth + 1, itemSep, keySep, sortKeys, ensureAscii);
+                Sandbox.check(sb);
             }
             newline(sb, indent, depth);
             sb.append('}');
@@ -430,11 +451,14 @@ final class Py {
 
     private static void newline(StringBuilder sb, Long indent, int depth) {
         if (indent != null) {
-            sb.append('\n').append(" ".repeat((int) (indent * depth)));
+            long width = Math.max(0, indent) * (long) depth;
+            Sandbox.current().chars(sb.length() + width);
+            sb.append('\n').append(" ".repeat((int) width));
+            Sandbox.check(sb);
         }
     }
 
-    private static void jsonString(StringBuilder sb, String s) {
+    private static void jsonString(StringBuilder sb, String s, boolean ensureAscii) {
         sb.append('"');
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
@@ -447,7 +471,7 @@ final class Py {
                 case '\b' -> sb.append("\\b");
                 case '\f' -> sb.append("\\f");
                 default -> {
-                    if (c < 0x20) {
+                    if (c < 0x20 || (ensureAscii && c > 0x7e)) { // UTF-16 units, as Python writes them
                         sb.append(String.format("\\u%04x", (int) c));
                     } else {
                         sb.append(c);
@@ -460,6 +484,9 @@ final class Py {
 
     /** Python iteration: list items, dict keys, string characters; Undefined is empty. */
     static Iterable<?> iterate(Object v) {
+        if (v instanceof Generator g) {
+            return g.consume();
+        }
         if (v instanceof List<?> l) {
             return l;
         }
@@ -477,6 +504,9 @@ final class Py {
 
     /** A string's characters (code points, as Python counts them), each as a string. */
     static List<String> codePoints(String s) {
+        if (s.length() > Sandbox.current().limits.maxItems()) {
+            Sandbox.current().items(s.codePointCount(0, s.length()));
+        }
         List<String> out = new ArrayList<>(s.length());
         for (int i = 0; i < s.length(); ) {
             int cp = s.codePointAt(i);
@@ -497,6 +527,9 @@ final class Py {
 
     /** {@code len(v)}. */
     static long len(Object v) {
+        if (v instanceof Generator) {
+            throw new IllegalArgumentException("object of type 'generator' has no len()");
+        }
         if (v instanceof String s) {
             return s.codePointCount(0, s.length());
         }

@@ -28,9 +28,11 @@ final class Runtime {
     }
 
     private final Frame globals;
+    final Sandbox sandbox;
     int line;
 
-    Runtime(Map<String, Object> variables) {
+    Runtime(Map<String, Object> variables, Limits limits) {
+        sandbox = new Sandbox(limits, this);
         globals = new Frame(null);
         globals.vars.put("range", (Callable) Builtins::range);
         globals.vars.put("dict", (Callable) (rt, a, kw) -> new LinkedHashMap<>(kw));
@@ -44,6 +46,7 @@ final class Runtime {
 
     String render(List<Node> body) {
         StringBuilder out = new StringBuilder();
+        Sandbox previous = sandbox.enter();
         try {
             exec(body, new Frame(globals), out);
         } catch (TemplateException e) {
@@ -55,6 +58,8 @@ final class Runtime {
             throw new TemplateException("unsupported value type in this operation", line);
         } catch (RuntimeException e) {
             throw new TemplateException(e.getMessage() == null ? e.toString() : e.getMessage(), line);
+        } finally {
+            Sandbox.leave(previous);
         }
         return out.toString();
     }
@@ -76,11 +81,26 @@ final class Runtime {
     }
 
     private Signal exec(Node node, Frame f, StringBuilder out) {
+        try {
+            sandbox.deeper();
+            sandbox.step();
+            return execNode(node, f, out);
+        } finally {
+            sandbox.shallower();
+        }
+    }
+
+    private Signal execNode(Node node, Frame f, StringBuilder out) {
         switch (node) {
-            case Node.Text t -> out.append(t.text());
+            case Node.Text t -> {
+                out.append(t.text());
+                sandbox.output(out.length());
+            }
             case Node.Output o -> {
                 line = o.line();
-                out.append(Py.str(eval(o.expr(), f)));
+                String s = Py.str(eval(o.expr(), f));
+                sandbox.output(out.length() + s.length());
+                out.append(s);
             }
             case Node.If i -> {
                 line = i.line();
@@ -96,12 +116,22 @@ final class Runtime {
             }
             case Node.Set s -> {
                 line = s.line();
-                assign(s.target(), eval(s.value(), f), f);
+                assign(s.target(), evalMarkup(s.value(), f), f);
             }
             case Node.SetBlock s -> {
                 StringBuilder captured = new StringBuilder();
                 exec(s.body(), new Frame(f), captured);
                 assign(s.target(), captured.toString(), f);
+            }
+            case Node.FilterBlock fb -> {
+                StringBuilder captured = new StringBuilder();
+                exec(fb.body(), f, captured);
+                line = fb.line();
+                Frame applied = new Frame(f);
+                applied.vars.put(Node.FilterBlock.BODY, captured.toString());
+                String s = Py.str(eval(fb.filters(), applied));
+                sandbox.output(out.length() + s.length());
+                out.append(s);
             }
             case Node.Macro m -> f.vars.put(m.name(), new Macro(m, f));
             case Node.Break b -> {
@@ -121,9 +151,11 @@ final class Runtime {
             throw error("'NoneType' object is not iterable");
         }
         List<Object> items = Py.toList(iterable);
+        sandbox.items(items.size());
         if (loop.filter() != null) {
             List<Object> kept = new ArrayList<>();
             for (Object item : items) {
+                sandbox.step();
                 Frame probe = new Frame(f);
                 assign(loop.target(), item, probe);
                 if (Py.truthy(eval(loop.filter(), probe))) {
@@ -137,6 +169,7 @@ final class Runtime {
         }
         LoopContext ctx = new LoopContext(items);
         for (int i = 0; i < items.size(); i++) {
+            sandbox.step();
             ctx.index0 = i;
             Frame body = new Frame(f);
             assign(loop.target(), items.get(i), body);
@@ -185,6 +218,21 @@ final class Runtime {
     // ---- expressions ----
 
     Object eval(Expr e, Frame f) {
+        try {
+            sandbox.deeper();
+            sandbox.step();
+            Object v = evalNode(e, f);
+            if (v instanceof Markup m) {
+                return m.text(); // read as plain text outside +, set and conditionals
+            }
+            return e instanceof Expr.Literal || e instanceof Expr.Name || e instanceof Expr.GetAttr || e instanceof Expr.GetItem
+                    ? v : sandbox.produced(v);
+        } finally {
+            sandbox.shallower();
+        }
+    }
+
+    private Object evalNode(Expr e, Frame f) {
         return switch (e) {
             case Expr.Literal l -> l.value();
             case Expr.Name n -> lookup(n.name(), f);
@@ -224,6 +272,48 @@ final class Runtime {
             case Expr.Conditional c -> Py.truthy(eval(c.condition(), f)) ? eval(c.then(), f)
                     : c.otherwise() == null ? Undefined.anonymous() : eval(c.otherwise(), f);
         };
+    }
+
+    /** Evaluates where jinja2's Markup type can show: as an operand of +, a value set, a conditional's branch. */
+    private Object evalMarkup(Expr e, Frame f) {
+        try {
+            sandbox.deeper();
+            return evalMarkupNode(e, f);
+        } finally {
+            sandbox.shallower();
+        }
+    }
+
+    private Object evalMarkupNode(Expr e, Frame f) {
+        if (e instanceof Expr.Filter fl && (fl.name().equals("safe") || fl.name().equals("string")) && fl.args().positional().isEmpty()) {
+            Object in = evalMarkup(fl.input(), f);
+            return fl.name().equals("safe") || in instanceof Markup ? new Markup(Py.str(in instanceof Markup m ? m.text() : in))
+                    : eval(e, f);
+        }
+        if (e instanceof Expr.Binary b && b.op().equals("+")) {
+            Object left = evalMarkup(b.left(), f);
+            Object right = evalMarkup(b.right(), f);
+            if ((left instanceof Markup || right instanceof Markup)
+                    && (left instanceof String || left instanceof Markup) && (right instanceof String || right instanceof Markup)) {
+                sandbox.step();
+                return sandbox.produced(Markup.concat(left, right));
+            }
+            return sandbox.produced(Builtins.arithmetic(this, "+", plain(left), plain(right)));
+        }
+        if (e instanceof Expr.Name n) {
+            sandbox.step();
+            return lookup(n.name(), f);
+        }
+        if (e instanceof Expr.Conditional c) {
+            sandbox.step();
+            return Py.truthy(eval(c.condition(), f)) ? evalMarkup(c.then(), f)
+                    : c.otherwise() == null ? Undefined.anonymous() : evalMarkup(c.otherwise(), f);
+        }
+        return eval(e, f);
+    }
+
+    private static Object plain(Object v) {
+        return v instanceof Markup m ? m.text() : v;
     }
 
     private Object opt(Expr e, Frame f) {
@@ -277,6 +367,9 @@ final class Runtime {
 
     private Object binary(Expr.Binary b, Frame f) {
         String op = b.op();
+        if (op.equals("+")) {
+            return evalMarkup(b, f);
+        }
         Object left = eval(b.left(), f);
         switch (op) {
             case "and" -> {
@@ -403,13 +496,25 @@ final class Runtime {
         if (obj instanceof Undefined u) {
             throw u.error(line);
         }
+        if (obj instanceof Generator) {
+            throw error("'generator' object is not subscriptable");
+        }
         if (obj instanceof Map<?, ?> m) {
             Object v = getItemOrNull(m, key);
             if (v != MISSING) {
                 return v;
             }
-        } else if ((obj instanceof List<?> || obj instanceof String) && Py.isIntegral(key)) {
-            List<?> seq = obj instanceof String s ? Py.codePoints(s) : (List<?>) obj;
+        } else if (obj instanceof String s && Py.isIntegral(key)) { // without a list of its characters
+            long n = s.codePointCount(0, s.length());
+            long i = Py.toLong(key);
+            if (i < 0) {
+                i += n;
+            }
+            if (i >= 0 && i < n) {
+                return Character.toString(s.codePointAt(s.offsetByCodePoints(0, (int) i)));
+            }
+            return Undefined.element(obj, key);
+        } else if (obj instanceof List<?> seq && Py.isIntegral(key)) {
             long i = Py.toLong(key);
             if (i < 0) {
                 i += seq.size();
@@ -426,12 +531,16 @@ final class Runtime {
         if (obj instanceof Undefined u) {
             throw u.error(line);
         }
+        if (obj instanceof Generator) {
+            throw error("'generator' object is not subscriptable");
+        }
         boolean isString = obj instanceof String;
-        List<?> seq = isString ? Py.codePoints((String) obj) : obj instanceof List<?> l ? l : null;
-        if (seq == null) {
+        int[] chars = isString ? ((String) obj).codePoints().toArray() : null;
+        List<?> seq = obj instanceof List<?> l ? l : null;
+        if (seq == null && chars == null) {
             throw error("'" + Py.typeName(obj) + "' object is not subscriptable");
         }
-        long n = seq.size();
+        long n = isString ? chars.length : seq.size();
         long st = step == null ? 1 : Py.toLong(step);
         if (st == 0) {
             throw error("slice step cannot be zero");
@@ -445,14 +554,16 @@ final class Runtime {
             lo = start == null ? n - 1 : clampIndex(Py.toLong(start), n, -1, n - 1);
             hi = stop == null ? -1 : clampIndex(Py.toLong(stop), n, -1, n - 1);
         }
+        if (isString) {
+            StringBuilder sb = new StringBuilder();
+            for (long i = lo; st > 0 ? i < hi : i > hi; i += st) {
+                sb.appendCodePoint(chars[(int) i]);
+            }
+            return sb.toString();
+        }
         List<Object> out = new ArrayList<>();
         for (long i = lo; st > 0 ? i < hi : i > hi; i += st) {
             out.add(seq.get((int) i));
-        }
-        if (isString) {
-            StringBuilder sb = new StringBuilder();
-            out.forEach(x -> sb.append((String) x));
-            return sb.toString();
         }
         return out;
     }

@@ -17,22 +17,40 @@ import java.util.Map;
  */
 public final class Template {
     private final List<Node> body;
+    private final Limits limits;
 
-    private Template(List<Node> body) {
+    private Template(List<Node> body, Limits limits) {
         this.body = body;
+        this.limits = limits;
     }
 
-    /** Parses a template; throws {@link TemplateException} with the line of the first syntax error. */
+    /**
+     * Parses a template under {@link Limits#fromSystemProperties()} (the default limits unless overridden);
+     * throws {@link TemplateException} with the line of the first syntax error.
+     */
     public static Template parse(String source) {
-        return new Template(Parser.parse(Lexer.lex(source)));
+        return parse(source, Limits.fromSystemProperties());
     }
 
-    /** Renders with the given variables; throws {@link TemplateException} on a template error. */
+    /** Parses a template that will also render under {@code limits}. */
+    public static Template parse(String source, Limits limits) {
+        return new Template(Parser.parse(Lexer.lex(source), limits), limits);
+    }
+
+    /** The limits this template renders under. */
+    public Limits limits() {
+        return limits;
+    }
+
+    /**
+     * Renders with the given variables; throws {@link TemplateException} on a template error, including a
+     * crossed {@link Limits limit}.
+     */
     public String render(Map<String, ?> variables) {
         Map<String, Object> globals = new LinkedHashMap<>();
         for (Map.Entry<String, ?> e : variables.entrySet()) {
             globals.put(e.getKey(), Runtime.fromJava(e.getValue()));
         }
-        return new Runtime(globals).render(body);
+        return new Runtime(globals, limits).render(body);
     }
 }

@@ -70,6 +70,9 @@ public record Qwen35Config(
         return n;
     }
 
+    /** More layers than any released model has by an order of magnitude: a config declaring more is refused. */
+    public static final int MAX_LAYERS = 1024;
+
     public static Qwen35Config load(Path configJson) {
         JsonNode root;
         try {

@@ -91,9 +91,16 @@ public interface PreTokenizer {
 
     /** {@code Split} with behaviour {@code Isolated} on a compiled regex. */
     record RegexSplitter(Pattern pattern) implements PreTokenizer {
+        /**
+         * Characters the regex engine may read per character of text. Real patterns read a few; a pattern that
+         * backtracks catastrophically ({@code (a+)+$}, from a hostile tokenizer.json) reads exponentially many
+         * and is stopped here instead of hanging the encoder.
+         */
+        static final long READS_PER_CHAR = 10_000;
+
         @Override
         public void split(String text, WordSink sink) {
-            Matcher m = pattern.matcher(text);
+            Matcher m = pattern.matcher(new BoundedText(text, READS_PER_CHAR * text.length() + 100_000));
             int last = 0;
             while (m.find()) {
                 if (m.end() == m.start()) {
@@ -108,6 +115,42 @@ public interface PreTokenizer {
             if (last < text.length()) {
                 sink.word(last, text.length());
             }
+        }
+    }
+
+    /** The text as the regex engine reads it, a character at a time, up to a budget of reads. */
+    final class BoundedText implements CharSequence {
+        private final String text;
+        private final long budget;
+        private long reads;
+
+        BoundedText(String text, long budget) {
+            this.text = text;
+            this.budget = budget;
+        }
+
+        @Override
+        public char charAt(int index) {
+            if (++reads > budget) {
+                throw new EdgeLmException("the tokenizer's pre-tokenizer regex backtracks without bound on a text of "
+                        + text.length() + " characters (more than " + RegexSplitter.READS_PER_CHAR + " reads per character)");
+            }
+            return text.charAt(index);
+        }
+
+        @Override
+        public int length() {
+            return text.length();
+        }
+
+        @Override
+        public CharSequence subSequence(int start, int end) {
+            return text.substring(start, end);
+        }
+
+        @Override
+        public String toString() {
+            return text;
         }
     }
 }

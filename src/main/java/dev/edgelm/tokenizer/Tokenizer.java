@@ -63,6 +63,11 @@ public final class Tokenizer {
             if (t.id() < 0) {
                 throw new EdgeLmException("added token '" + t.content() + "' has negative id " + t.id());
             }
+            // ids may leave gaps, but not so many that the table sized by the largest id dwarfs the vocabulary
+            if (t.id() >= 2L * (tokensById.size() + addedTokens.size()) + 65536) {
+                throw new EdgeLmException("added token '" + t.content() + "' has id " + t.id() + ", far past the "
+                        + tokensById.size() + " tokens of the vocabulary");
+            }
             size = Math.max(size, t.id() + 1);
         }
         String[] tokens = new String[size];

@@ -2,6 +2,7 @@ package dev.edgelm.template;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,7 @@ class ChatTemplateErrorsTest {
                 e.getMessage());
         ChatTemplateException e2 = assertThrows(ChatTemplateException.class,
                 () -> ChatTemplate.parse("{% include 'other.jinja' %}", "t.jinja", Map.of()));
-        assertEquals("syntax error: unknown tag 'include'", e2.templateMessage());
+        assertEquals("syntax error: 'include' tags are not supported (EdgeLM's Jinja engine has no include blocks)", e2.templateMessage());
     }
 
     @Test
@@ -36,6 +37,6 @@ class ChatTemplateErrorsTest {
     void runawayRecursionIsAnErrorNotACrash() {
         ChatTemplate t = ChatTemplate.parse("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "t.jinja", Map.of());
         ChatTemplateException e = assertThrows(ChatTemplateException.class, () -> t.render(List.of(), null, false, Map.of()));
-        assertEquals("maximum recursion depth exceeded", e.templateMessage());
+        assertTrue(e.templateMessage().startsWith("maximum recursion depth exceeded"), e.templateMessage());
     }
 }

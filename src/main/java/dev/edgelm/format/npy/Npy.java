@@ -38,7 +38,10 @@ public final class Npy {
         public int[] toIntArray() {
             int[] out = new int[longs.length];
             for (int i = 0; i < out.length; i++) {
-                out[i] = Math.toIntExact(longs[i]);
+                if (longs[i] != (int) longs[i]) {
+                    throw new EdgeLmException("value " + longs[i] + " at index " + i + " does not fit a 32-bit integer");
+                }
+                out[i] = (int) longs[i];
             }
             return out;
         }
