@@ -1,0 +1,158 @@
+package dev.edgelm.vision;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.edgelm.format.ModelMemory;
+import dev.edgelm.format.gguf.GgufFile;
+import dev.edgelm.format.safetensors.SafetensorsCheckpoint;
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.util.EdgeLmException;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A loaded vision tower: its config, weights, encoder and thread pool, and the file it came from. Opened from a
+ * Hugging Face checkpoint folder ({@code model.visual.*}) or a vision projector GGUF ({@code mmproj-*.gguf}).
+ */
+public final class VisionModel implements AutoCloseable {
+    private final VisionConfig config;
+    private final VisionWeights weights;
+    private final VisionEncoder encoder;
+    private final Parallel pool;
+    private final AutoCloseable storage;
+    private final Path source;
+
+    private VisionModel(VisionConfig config, VisionWeights weights, int threads, AutoCloseable storage, Path source) {
+        this.config = config;
+        this.weights = weights;
+        this.pool = new Parallel(threads);
+        this.encoder = new VisionEncoder(config, weights, pool);
+        this.storage = storage;
+        this.source = source;
+    }
+
+    public VisionConfig config() {
+        return config;
+    }
+
+    public VisionWeights weights() {
+        return weights;
+    }
+
+    public VisionEncoder encoder() {
+        return encoder;
+    }
+
+    /** The checkpoint folder or projector file the weights came from. */
+    public Path source() {
+        return source;
+    }
+
+    /** Opens a projector file (GGUF) or a checkpoint folder's vision tower. */
+    public static VisionModel open(Path path, int threads) {
+        if (Files.isDirectory(path)) {
+            return openCheckpoint(path, threads);
+        }
+        if (!Files.isRegularFile(path)) {
+            throw new EdgeLmException(path + ": no such vision projector file");
+        }
+        if (!GgufFile.isGgufName(path)) {
+            throw new EdgeLmException(path + ": not a vision projector (expected an mmproj .gguf file or a checkpoint folder)");
+        }
+        GgufFile file = GgufFile.open(path, ModelMemory.Mode.MAPPED);
+        try {
+            VisionConfig config = VisionLoader.configOf(file);
+            return new VisionModel(config, VisionLoader.fromGguf(file, config), threads, file, path);
+        } catch (RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    private static VisionModel openCheckpoint(Path folder, int threads) {
+        VisionConfig config = checkpointConfig(folder).orElseThrow(() ->
+                new EdgeLmException(folder + ": config.json has no vision_config: this model has no vision tower"));
+        SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint.open(folder);
+        try {
+            if (!VisionLoader.hasVisionTower(checkpoint.tensors())) {
+                throw new EdgeLmException(folder + ": config.json has a vision_config but the weights hold no "
+                        + VisionLoader.CHECKPOINT_PREFIX + "* tensors (a text-only export)");
+            }
+            return new VisionModel(config, VisionLoader.fromCheckpoint(checkpoint.tensors(), config, folder.toString()),
+                    threads, checkpoint, folder);
+        } catch (RuntimeException e) {
+            checkpoint.close();
+            throw e;
+        }
+    }
+
+    /** The {@code vision_config} of a checkpoint folder's config.json, if it has one. */
+    public static Optional<VisionConfig> checkpointConfig(Path folder) {
+        Path json = folder.resolve("config.json");
+        if (!Files.isRegularFile(json)) {
+            return Optional.empty();
+        }
+        JsonNode root;
+        try {
+            root = new ObjectMapper().readTree(Files.readString(json));
+        } catch (IOException e) {
+            throw new EdgeLmException(json + ": cannot read or parse: " + e.getMessage());
+        }
+        JsonNode v = root == null ? null : root.get("vision_config");
+        if (v == null || !v.isObject()) {
+            return Optional.empty();
+        }
+        return Optional.of(VisionConfig.fromJson(v, json.toString()));
+    }
+
+    /**
+     * Where a model's vision tower is, when the user named none: the checkpoint folder itself when its config has
+     * a {@code vision_config}; for a {@code .gguf} model, the {@code mmproj-*.gguf} beside it (with several,
+     * {@code mmproj-<model name>.gguf}, else an error listing them).
+     */
+    public static Optional<Path> locate(Path model) {
+        if (Files.isDirectory(model)) {
+            return checkpointConfig(model).isPresent() ? Optional.of(model) : Optional.empty();
+        }
+        Path dir = model.toAbsolutePath().getParent();
+        if (dir == null || !Files.isDirectory(dir)) {
+            return Optional.empty();
+        }
+        List<Path> found = new ArrayList<>();
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, "mmproj*")) {
+            for (Path p : s) {
+                if (GgufFile.isGgufName(p) && Files.isRegularFile(p)) {
+                    found.add(p);
+                }
+            }
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        if (found.size() <= 1) {
+            return found.stream().findFirst();
+        }
+        String name = model.getFileName().toString();
+        Path exact = dir.resolve("mmproj-" + name);
+        if (found.contains(exact)) {
+            return Optional.of(exact);
+        }
+        found.sort(null);
+        throw new EdgeLmException(model + ": several vision projector files beside the model (" + found.stream()
+                .map(p -> p.getFileName().toString()).toList() + "); choose one with --mmproj");
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+        try {
+            storage.close();
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
+    }
+}
