@@ -1,11 +1,22 @@
 package dev.edgelm.engine;
 
+import dev.edgelm.format.gguf.GgufFile;
+import dev.edgelm.format.gguf.GgufMetadata;
+import dev.edgelm.format.gguf.GgufTokenizerData;
 import dev.edgelm.hub.ModelReference;
 import dev.edgelm.model.ChunkPlan;
+import dev.edgelm.model.ImageEmbedding;
 import dev.edgelm.model.ModelLoader;
 import dev.edgelm.model.Qwen35Config;
 import dev.edgelm.model.Qwen35Model;
+import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.vision.PatchGrid;
+import dev.edgelm.vision.VisionModel;
+import dev.edgelm.vision.VisionTokens;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * A loaded model shared by any number of {@link Session}s. Forward passes of different sessions take
@@ -17,8 +28,16 @@ public final class Engine implements AutoCloseable {
     private final EngineOptions options;
     private final GenerationConfig generationConfig;
     private final double loadSeconds;
+    /** The GGUF header (null for a checkpoint folder): where a GGUF model's vision token ids are found. */
+    private final GgufMetadata ggufMetadata;
+    /** The vision tower, opened on first use; {@link #setProjector} names its file, else it is found beside the model. */
+    private Path projector;
+    private VisionModel vision;
+    private double visionLoadSeconds;
 
-    private Engine(Qwen35Model model, Path modelPath, EngineOptions options, GenerationConfig generationConfig, double loadSeconds) {
+    private Engine(Qwen35Model model, Path modelPath, EngineOptions options, GenerationConfig generationConfig,
+                   double loadSeconds, GgufMetadata ggufMetadata) {
+        this.ggufMetadata = ggufMetadata;
         this.model = model;
         this.modelPath = modelPath;
         this.options = options;
@@ -47,7 +66,7 @@ public final class Engine implements AutoCloseable {
             model.close();
             throw e;
         }
-        return new Engine(model, path, options, gen, seconds);
+        return new Engine(model, path, options, gen, seconds, opened.ggufMetadata());
     }
 
     public Session newSession() {
@@ -95,8 +114,84 @@ public final class Engine implements AutoCloseable {
         return model;
     }
 
+    /**
+     * Names the vision projector (an mmproj GGUF, or a checkpoint folder with {@code model.visual.*}) to use instead
+     * of the one beside the model. Takes effect if the vision tower has not been opened yet.
+     */
+    public synchronized void setProjector(Path file) {
+        if (vision != null) {
+            throw new IllegalStateException("the vision tower is already open (" + vision.source() + ")");
+        }
+        if (!Files.exists(file)) {
+            throw new EdgeLmException(file + ": no such vision projector file");
+        }
+        this.projector = file;
+    }
+
+    /** Whether a vision tower is available: named with {@link #setProjector} or found beside the model. */
+    public synchronized boolean hasVision() {
+        return vision != null || projector != null || VisionModel.locate(modelPath).isPresent();
+    }
+
+    /** The vision tower, opened on the first call; a model without one is an {@link EdgeLmException}. */
+    public synchronized VisionModel vision() {
+        if (vision == null) {
+            Path source = projector != null ? projector : VisionModel.locate(modelPath).orElseThrow(() ->
+                    new EdgeLmException(modelPath + ": this model has no vision tower, so it cannot take images"
+                            + (GgufFile.isGgufName(modelPath) ? " (no mmproj-*.gguf beside it; name one with --mmproj)" : "")));
+            long start = System.nanoTime();
+            vision = VisionModel.open(source, options.threads());
+            visionLoadSeconds = (System.nanoTime() - start) / 1e9;
+        }
+        return vision;
+    }
+
+    /** Seconds the vision tower took to open (0 until it is). */
+    public synchronized double visionLoadSeconds() {
+        return visionLoadSeconds;
+    }
+
+    /** The ids that frame an image in the prompt, from config.json or the GGUF vocabulary. */
+    public VisionTokens visionTokens() {
+        Optional<VisionTokens> t = ggufMetadata != null
+                ? ggufMetadata.optStringArray(GgufTokenizerData.TOKENS).flatMap(VisionTokens::fromVocabulary)
+                : VisionTokens.fromConfig(modelPath.resolve("config.json"));
+        return t.orElseThrow(() -> new EdgeLmException(modelPath + ": the model declares no image token ("
+                + VisionTokens.IMAGE_PAD + "), so it cannot take images"));
+    }
+
+    /**
+     * Encodes an image given as a message's image part holds it. Accepted: {@link PatchGrid.Pixels} (pixel patches
+     * already preprocessed).
+     */
+    public ImageEmbedding encodeImage(Object image) {
+        return switch (image) {
+            case PatchGrid.Pixels p -> encodeImage(p.values(), p.grid());
+            case null -> throw new EdgeLmException("an image part holds no image");
+            default -> throw new EdgeLmException("cannot read an image from a " + image.getClass().getSimpleName()
+                    + " (give a file path, the file's bytes or a BufferedImage)");
+        };
+    }
+
+    /** Runs the vision tower on one image's pixel patches; returns its token embeddings for the decoder. */
+    public ImageEmbedding encodeImage(float[] pixels, PatchGrid grid) {
+        VisionModel v = vision();
+        if (v.config().outHidden() != model.config().hiddenSize()) {
+            throw new EdgeLmException(v.source() + ": the vision tower's output width " + v.config().outHidden()
+                    + " does not match the model's hidden size " + model.config().hiddenSize());
+        }
+        float[] rows = v.encoder().encode(pixels, List.of(grid));
+        int merge = v.config().merge();
+        return new ImageEmbedding(rows, grid.t() * grid.h() / merge, grid.w() / merge);
+    }
+
     @Override
     public void close() {
         model.close();
+        synchronized (this) {
+            if (vision != null) {
+                vision.close();
+            }
+        }
     }
 }

@@ -7,6 +7,9 @@ import dev.edgelm.util.EdgeLmException;
  * Its rows in the pixel tensor run (t, block row, block col, row in block, col in block) with merge x merge blocks.
  */
 public record PatchGrid(int t, int h, int w) {
+    /** An image already preprocessed: its pixel patches [patches, patchDim] and their grid. */
+    public record Pixels(float[] values, PatchGrid grid) {}
+
     public PatchGrid {
         if (t < 1 || h < 1 || w < 1) {
             throw new EdgeLmException("image patch grid " + t + "x" + h + "x" + w + " must be positive");
