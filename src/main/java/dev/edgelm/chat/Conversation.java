@@ -138,7 +138,7 @@ public final class Conversation {
         refuseVideo(message);
         List<Map<String, Object>> next = new ArrayList<>(rendered());
         next.add(Map.copyOf(message));
-        String prompt = format.template().render(next, null, true, kwargs());
+        String prompt = format.template().render(forTemplate(next), null, true, kwargs());
         int[] rendered = format.tokenizer().encode(prompt);
         Images images = images(next, rendered);
         int[] ids = images.ids;
@@ -303,6 +303,21 @@ public final class Conversation {
         return new Images(ids, embeddings, starts, rawPads);
     }
 
+    /** The messages with each image part reduced to {@code {"type": "image"}}: the template sees no image objects. */
+    private static List<Map<String, Object>> forTemplate(List<Map<String, Object>> messages) {
+        List<Map<String, Object>> out = new ArrayList<>(messages.size());
+        for (Map<String, Object> m : messages) {
+            if (m.get("content") instanceof Collection<?> content && content.stream().anyMatch(Conversation::isImagePart)) {
+                Map<String, Object> copy = new LinkedHashMap<>(m);
+                copy.put("content", content.stream().map(p -> isImagePart(p) ? Map.of("type", "image") : p).toList());
+                out.add(copy);
+            } else {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
     /** The image part test of the stock template: a part with an {@code image} or {@code image_url} key, or type image. */
     private static boolean isImagePart(Object part) {
         return part instanceof Map<?, ?> m && (m.containsKey("image") || m.containsKey("image_url") || "image".equals(m.get("type")));
@@ -372,7 +387,7 @@ public final class Conversation {
         probe.add(Map.of("role", "assistant", "content", PROBE_TEXT));
         probe.add(Map.of("role", "user", "content", PROBE_TEXT));
         try {
-            return commonPrefix(format.tokenizer().encode(format.template().render(probe, null, true, kwargs())), ids);
+            return commonPrefix(format.tokenizer().encode(format.template().render(forTemplate(probe), null, true, kwargs())), ids);
         } catch (EdgeLmException e) {
             return -1;
         }
