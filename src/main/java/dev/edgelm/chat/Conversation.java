@@ -124,6 +124,22 @@ public final class Conversation {
         return thinking;
     }
 
+    /**
+     * A user message of images (each a file {@code Path}, the file's bytes, a {@code BufferedImage} or
+     * preprocessed pixels) followed by {@code text}, in the OpenAI / Hugging Face content-part shape.
+     */
+    public static Map<String, Object> userMessage(String text, List<?> images) {
+        if (images.isEmpty()) {
+            return Map.of("role", "user", "content", text);
+        }
+        List<Object> parts = new ArrayList<>();
+        for (Object image : images) {
+            parts.add(Map.of("type", "image", "image", image));
+        }
+        parts.add(Map.of("type", "text", "text", text));
+        return Map.of("role", "user", "content", parts);
+    }
+
     /** Sends a user message and generates the reply. */
     public Reply send(String userText, GenerationOptions options, ChatListener listener) {
         return send(Map.of("role", "user", "content", userText), options, listener);

@@ -1,5 +1,9 @@
 package dev.edgelm.cli;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import dev.edgelm.chat.Conversation;
 import dev.edgelm.chat.Reply;
 import dev.edgelm.engine.GenerationOptions;
@@ -23,6 +27,7 @@ import org.jline.utils.AttributedStyle;
 final class ChatRepl {
     static final String PROMPT = ">>> ";
     static final String HELP = """
+            /image F   attach the image file F to the next message (repeat for more)
             /reset     start over (the system prompt stays)
             /think     show the model's thinking before its answers
             /no-think  answer directly (the default)
@@ -35,9 +40,18 @@ final class ChatRepl {
     private final GenerationOptions options;
     private final String model;
     private final Warmup warmup;
+    /** Images attached to the next message (/image, or --image for the first). */
+    private final List<Path> attached = new ArrayList<>();
 
     /** {@code warmup}: passes running while the first message is typed, stopped when it is sent. */
     ChatRepl(Terminal terminal, Conversation conversation, GenerationOptions options, String model, Warmup warmup) {
+        this(terminal, conversation, options, model, warmup, List.of());
+    }
+
+    /** {@code images}: attached to the first message. */
+    ChatRepl(Terminal terminal, Conversation conversation, GenerationOptions options, String model, Warmup warmup,
+             List<Path> images) {
+        this.attached.addAll(images);
         this.terminal = terminal;
         this.conversation = conversation;
         this.options = options;
@@ -78,6 +92,20 @@ final class ChatRepl {
 
     /** Runs a command; false to leave. */
     private boolean command(String line, PrintWriter out) {
+        if (line.startsWith("/image ") || line.equals("/image")) {
+            String file = line.substring("/image".length()).strip();
+            if (file.isEmpty()) {
+                out.println("usage: /image PATH (attaches the image to your next message)");
+            } else if (!Files.isRegularFile(Path.of(file))) {
+                out.println("error: " + file + ": no such image file");
+            } else {
+                attached.add(Path.of(file));
+                out.println("(image " + file + " attached to your next message" + (attached.size() > 1
+                        ? ", " + attached.size() + " in all" : "") + ")");
+            }
+            out.flush();
+            return true;
+        }
         switch (line) {
             case "/exit", "/bye", "/quit" -> {
                 return false;
@@ -106,7 +134,9 @@ final class ChatRepl {
         ReplyPrinter printer = new ReplyPrinter(out,
                 text -> new AttributedString(text, AttributedStyle.DEFAULT.faint()).toAnsi(terminal));
         try {
-            Reply r = conversation.send(line, options, printer);
+            List<Path> images = List.copyOf(attached);
+            attached.clear();
+            Reply r = conversation.send(Conversation.userMessage(line, images), options, printer);
             printer.end();
             if (r.reason() == StopReason.CANCELLED) {
                 out.println("(stopped)");

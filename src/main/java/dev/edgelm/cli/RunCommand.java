@@ -19,6 +19,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import org.jline.terminal.Terminal;
 import picocli.CommandLine.Command;
@@ -77,6 +79,20 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "N", description = "Random seed, for repeatable sampling.")
     Long seed;
 
+    @Option(names = {"--image", "--attachment"}, paramLabel = "FILE", description = "An image for the (first) message; "
+            + "repeat for several. Needs a model with a vision tower (see --mmproj).")
+    List<Path> images = new ArrayList<>();
+
+    @Option(names = "--mmproj", paramLabel = "FILE", description = "The vision projector (mmproj .gguf). Default: the "
+            + "mmproj-*.gguf beside a .gguf model, or the checkpoint folder's own vision tower.")
+    Path mmproj;
+
+    @Option(names = "--image-max-pixels", paramLabel = "N", description = "Resize images to at most N pixels (fewer image tokens: faster).")
+    Long imageMaxPixels;
+
+    @Option(names = "--image-min-pixels", paramLabel = "N", description = "Resize images to at least N pixels.")
+    Long imageMinPixels;
+
     @Option(names = "--threads", paramLabel = "N", description = "Worker threads. Default: the physical cores.")
     Integer threads;
 
@@ -103,21 +119,27 @@ final class RunCommand implements Callable<Integer> {
         if (maxNumTokens != null) {
             engineOptions = engineOptions.withMaxNumTokens(maxNumTokens);
         }
+        for (Path image : images) {
+            if (!Files.isRegularFile(image)) {
+                throw new EdgeLmException(image + ": no such image file (--image)");
+            }
+        }
         try (Engine engine = Engine.load(path, engineOptions)) {
+            VisionOptions.apply(engine, mmproj, imageMinPixels, imageMaxPixels, !images.isEmpty());
             GenerationOptions options = generationOptions(engine);
             Conversation conversation = Conversation.start(engine, format);
             conversation.setSystem(system);
             conversation.setThinking(think);
             if (interactive) {
                 try (Terminal terminal = context.terminal().open(); Warmup warmup = Warmup.start(engine)) {
-                    new ChatRepl(terminal, conversation, options, model, warmup).run();
+                    new ChatRepl(terminal, conversation, options, model, warmup, images).run();
                 } catch (IOException e) {
                     throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
                 }
             } else {
                 PrintWriter out = spec.commandLine().getOut();
                 ReplyPrinter printer = new ReplyPrinter(out, context.stdoutIsTerminal() ? ReplyPrinter.ANSI_DIM : s -> s);
-                Reply r = conversation.send(question, options, printer);
+                Reply r = conversation.send(Conversation.userMessage(question, images), options, printer);
                 printer.end();
                 if (r.reason() == StopReason.CONTEXT_FULL) {
                     spec.commandLine().getErr().println("note: the answer was cut: the context is full (--max-num-tokens)");

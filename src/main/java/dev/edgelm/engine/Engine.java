@@ -34,6 +34,8 @@ public final class Engine implements AutoCloseable {
     private Path projector;
     private VisionModel vision;
     private double visionLoadSeconds;
+    private Long minPixels;
+    private Long maxPixels;
 
     private Engine(Qwen35Model model, Path modelPath, EngineOptions options, GenerationConfig generationConfig,
                    double loadSeconds, GgufMetadata ggufMetadata) {
@@ -126,6 +128,15 @@ public final class Engine implements AutoCloseable {
             throw new EdgeLmException(file + ": no such vision projector file");
         }
         this.projector = file;
+    }
+
+    /**
+     * Overrides the resize bounds of the image preprocessing (the processor's {@code min_pixels} / {@code max_pixels};
+     * null keeps the model's): fewer pixels give fewer image tokens.
+     */
+    public synchronized void setImagePixelBounds(Long minPixels, Long maxPixels) {
+        this.minPixels = minPixels;
+        this.maxPixels = maxPixels;
     }
 
     /** Whether a vision tower is available: named with {@link #setProjector} or found beside the model. */
