@@ -172,28 +172,30 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Encodes an image given as a message's image part holds it. Accepted: {@link PatchGrid.Pixels} (pixel patches
-     * already preprocessed).
+     * Encodes an image as a message's image part holds it: a file path (a {@code Path} or a path string), the file's
+     * bytes, a {@code BufferedImage}, or preprocessed {@link PatchGrid.Pixels}.
      */
     public ImageEmbedding encodeImage(Object image) {
-        return switch (image) {
-            case PatchGrid.Pixels p -> encodeImage(p.values(), p.grid());
-            case null -> throw new EdgeLmException("an image part holds no image");
-            default -> throw new EdgeLmException("cannot read an image from a " + image.getClass().getSimpleName()
-                    + " (give a file path, the file's bytes or a BufferedImage)");
-        };
+        VisionModel v = vision();
+        Long min;
+        Long max;
+        synchronized (this) {
+            min = minPixels;
+            max = maxPixels;
+        }
+        Object source = image instanceof String path ? Path.of(path) : image;
+        return embedding(v, model.config().hiddenSize(), v.preprocess(source, min, max));
     }
 
-    /** Runs the vision tower on one image's pixel patches; returns its token embeddings for the decoder. */
-    public ImageEmbedding encodeImage(float[] pixels, PatchGrid grid) {
-        VisionModel v = vision();
-        if (v.config().outHidden() != model.config().hiddenSize()) {
-            throw new EdgeLmException(v.source() + ": the vision tower's output width " + v.config().outHidden()
-                    + " does not match the model's hidden size " + model.config().hiddenSize());
+    /** Runs {@code vision} on one preprocessed image; its token embeddings as the decoder takes them. */
+    public static ImageEmbedding embedding(VisionModel vision, int hidden, PatchGrid.Pixels pixels) {
+        if (vision.config().outHidden() != hidden) {
+            throw new EdgeLmException(vision.source() + ": the vision tower's output width " + vision.config().outHidden()
+                    + " does not match the model's hidden size " + hidden);
         }
-        float[] rows = v.encoder().encode(pixels, List.of(grid));
-        int merge = v.config().merge();
-        return new ImageEmbedding(rows, grid.t() * grid.h() / merge, grid.w() / merge);
+        PatchGrid grid = pixels.grid();
+        int merge = vision.config().merge();
+        return new ImageEmbedding(vision.encode(pixels), grid.t() * grid.h() / merge, grid.w() / merge);
     }
 
     @Override

@@ -53,6 +53,24 @@ public final class VisionModel implements AutoCloseable {
         return source;
     }
 
+    /**
+     * An image as the encoder takes it: pixel patches as given, or (files, bytes, {@code BufferedImage}) decoded and
+     * preprocessed as the reference processor does, within the pixel bounds (null: the model's).
+     */
+    public PatchGrid.Pixels preprocess(Object image, Long minPixels, Long maxPixels) {
+        return switch (image) {
+            case PatchGrid.Pixels p -> p;
+            case null -> throw new EdgeLmException("an image part holds no image");
+            default -> throw new EdgeLmException("cannot read an image from a " + image.getClass().getSimpleName()
+                    + " (give a file path, the file's bytes or a BufferedImage)");
+        };
+    }
+
+    /** Encodes one image; returns its token embeddings [tokens, outHidden], row-major over the merged grid. */
+    public float[] encode(PatchGrid.Pixels pixels) {
+        return encoder.encode(pixels.values(), List.of(pixels.grid()));
+    }
+
     /** Opens a projector file (GGUF) or a checkpoint folder's vision tower. */
     public static VisionModel open(Path path, int threads) {
         if (Files.isDirectory(path)) {
