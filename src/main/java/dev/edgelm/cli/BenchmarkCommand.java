@@ -8,6 +8,8 @@ import dev.edgelm.engine.EngineOptions;
 import dev.edgelm.util.EdgeLmException;
 import dev.edgelm.util.PeakMemory;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -47,6 +49,19 @@ final class BenchmarkCommand implements Callable<Integer> {
             description = "Context capacity of the sessions (default: prompt + decode tokens + 1).")
     Integer maxNumTokens;
 
+    @Option(names = "--image", paramLabel = "FILE", description = "Also time the vision tower on this image "
+            + "(preprocessing once, then one warm-up and --runs encodes).")
+    Path image;
+
+    @Option(names = "--mmproj", paramLabel = "FILE", description = "The vision projector (default: found beside the model).")
+    Path mmproj;
+
+    @Option(names = "--image-max-pixels", paramLabel = "N", description = "Resize the image to at most N pixels.")
+    Long imageMaxPixels;
+
+    @Option(names = "--image-min-pixels", paramLabel = "N", description = "Resize the image to at least N pixels.")
+    Long imageMinPixels;
+
     @Option(names = "--json", description = "Print one JSON object instead of text.")
     boolean json;
 
@@ -66,14 +81,41 @@ final class BenchmarkCommand implements Callable<Integer> {
         if (threads != null) {
             options = options.withThreads(threads);
         }
+        if (image != null && !Files.isRegularFile(image)) {
+            throw new EdgeLmException(image + ": no such image file (--image)");
+        }
         try (Engine engine = Engine.open(model, options)) {
+            VisionOptions.apply(engine, mmproj, imageMinPixels, imageMaxPixels, image != null);
             Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs);
+            Benchmark.ImageReport imageReport = image == null ? null : Benchmark.image(engine, image, runs);
             PeakMemory memory = PeakMemory.read();
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
-                out.println(toJson(engine, report, memory));
+                ObjectNode o = toJson(engine, report, memory);
+                if (imageReport != null) {
+                    o.put("image_patches", imageReport.patches());
+                    o.put("image_tokens", imageReport.tokens());
+                    o.put("image_vision_load_seconds", imageReport.visionLoadSeconds());
+                    o.put("image_preprocess_seconds", imageReport.preprocessSeconds());
+                    o.put("image_encode_seconds", imageReport.encodeSeconds().median());
+                    o.put("image_encode_seconds_min", imageReport.encodeSeconds().min());
+                    o.put("image_encode_seconds_max", imageReport.encodeSeconds().max());
+                    o.put("image_encode_first_run_seconds", imageReport.firstEncodeSeconds());
+                }
+                out.println(o);
             } else {
                 printText(out, engine, report, memory);
+                if (imageReport != null) {
+                    Benchmark.ImageReport r = imageReport;
+                    out.println("Image: " + image + ": " + r.patches() + " patches, " + r.tokens() + " tokens ("
+                            + r.gridRows() + " x " + r.gridCols() + ")");
+                    out.println(format("Vision tower load time: %.3f s, preprocessing: %.4f s", r.visionLoadSeconds(),
+                            r.preprocessSeconds()));
+                    out.println(format("Image encode time: %.4f s", r.encodeSeconds().median())
+                            + range(r.encodeSeconds(), "%.4f s") + format(", %.1f image tokens/sec",
+                            r.tokens() / r.encodeSeconds().median()));
+                    out.println(format("Image encode time of the warm-up run: %.4f s", r.firstEncodeSeconds()));
+                }
             }
             out.flush();
         }
@@ -107,7 +149,7 @@ final class BenchmarkCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, fmt, values);
     }
 
-    private static String toJson(Engine engine, Benchmark.Report r, PeakMemory memory) {
+    private static ObjectNode toJson(Engine engine, Benchmark.Report r, PeakMemory memory) {
         ObjectNode o = new ObjectMapper().createObjectNode();
         o.put("prefill_tokens_per_second", r.prefillTokensPerSecond().median());
         o.put("decode_tokens_per_second", r.decodeTokensPerSecond().median());
@@ -131,6 +173,6 @@ final class BenchmarkCommand implements Callable<Integer> {
         o.put("threads", engine.options().threads());
         o.put("max_num_tokens", engine.options().maxNumTokens());
         o.put("model", engine.modelPath().toString());
-        return o.toString();
+        return o;
     }
 }

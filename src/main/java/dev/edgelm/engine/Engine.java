@@ -176,6 +176,11 @@ public final class Engine implements AutoCloseable {
      * bytes, a {@code BufferedImage}, or preprocessed {@link PatchGrid.Pixels}.
      */
     public ImageEmbedding encodeImage(Object image) {
+        return embedding(vision(), model.config().hiddenSize(), preprocessImage(image));
+    }
+
+    /** An image decoded and preprocessed for the vision tower (see {@link #encodeImage}), within the pixel bounds. */
+    public PatchGrid.Pixels preprocessImage(Object image) {
         VisionModel v = vision();
         Long min;
         Long max;
@@ -183,8 +188,7 @@ public final class Engine implements AutoCloseable {
             min = minPixels;
             max = maxPixels;
         }
-        Object source = image instanceof String path ? Path.of(path) : image;
-        return embedding(v, model.config().hiddenSize(), v.preprocess(source, min, max));
+        return v.preprocess(image instanceof String path ? Path.of(path) : image, min, max);
     }
 
     /** Runs {@code vision} on one preprocessed image; its token embeddings as the decoder takes them. */
