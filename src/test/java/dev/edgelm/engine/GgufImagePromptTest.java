@@ -1,0 +1,53 @@
+package dev.edgelm.engine;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.edgelm.Fixtures;
+import dev.edgelm.cli.CliRunnerAccess;
+import dev.edgelm.model.ImageEmbedding;
+import dev.edgelm.vision.PatchGrid;
+import dev.edgelm.vision.TinyVlChat;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * tiny-vl as a converted GGUF (with a tokenizer, so the image token is found by its text) plus llama.cpp's mmproj
+ * file beside it: the multimodal goldens again.
+ */
+class GgufImagePromptTest {
+    static final String GOLDEN = "qwen35/tiny-vl/golden/";
+
+    @ParameterizedTest
+    @ValueSource(strings = {"f32", "f16"})
+    void convertedModelWithLlamaCppProjectorMatchesTheGoldens(String type, @TempDir Path dir) throws Exception {
+        Path folder = Files.createDirectory(dir.resolve("tiny-vl-chat"));
+        TinyVlChat.write(folder);
+        Path model = dir.resolve("tiny-vl.gguf");
+        assertEquals(0, CliRunnerAccess.run("convert", folder.toString(), "-o", model.toString()));
+        Files.copy(Fixtures.path("gguf/vision/mmproj-tiny-vl-" + type + ".gguf"), dir.resolve("mmproj-tiny-vl-" + type + ".gguf"));
+        try (Engine engine = Engine.load(model, new EngineOptions(2, 256, 512))) {
+            assertTrue(engine.hasVision());
+            assertEquals(506, engine.visionTokens().imagePad());
+            int[] thw = Fixtures.npy(GOLDEN + "image_grid_thw.npy").toIntArray();
+            ImageEmbedding image = engine.encodeImage(new PatchGrid.Pixels(Fixtures.npy(GOLDEN + "pixel_values.npy").floats(),
+                    new PatchGrid(thw[0], thw[1], thw[2])));
+            assertTrue(Fixtures.maxAbsDiff(Fixtures.npy(GOLDEN + "image_embeds.npy").floats(), image.rows(), 0) <= 1e-5f);
+            int[] ids = Fixtures.npy(GOLDEN + "mm_input_ids.npy").toIntArray();
+            Session s = engine.newSession();
+            float[] last = s.prefill(ids, List.of(image));
+            float[] golden = Fixtures.npy(GOLDEN + "mm_logits.npy").floats();
+            float[] goldenLast = Arrays.copyOfRange(golden, golden.length - 512, golden.length);
+            assertTrue(Fixtures.maxAbsDiff(goldenLast, last, 0) <= 1e-3f);
+            GenerationResult r = s.generate(GenerationOptions.greedy().toBuilder().maxNewTokens(8).build());
+            assertArrayEquals(Fixtures.npy(GOLDEN + "mm_greedy_ids.npy").toIntArray(), r.tokens());
+        }
+    }
+}
