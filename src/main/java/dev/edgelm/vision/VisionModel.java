@@ -7,6 +7,12 @@ import dev.edgelm.format.gguf.GgufFile;
 import dev.edgelm.format.safetensors.SafetensorsCheckpoint;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.vision.image.ImageLoader;
+import dev.edgelm.vision.image.ImagePreprocessor;
+import dev.edgelm.vision.image.ImageSettings;
+import dev.edgelm.vision.image.PixelPatches;
+import dev.edgelm.vision.image.RgbImage;
+import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -26,8 +32,11 @@ public final class VisionModel implements AutoCloseable {
     private final Parallel pool;
     private final AutoCloseable storage;
     private final Path source;
+    private final ImageSettings imageSettings;
 
-    private VisionModel(VisionConfig config, VisionWeights weights, int threads, AutoCloseable storage, Path source) {
+    private VisionModel(VisionConfig config, VisionWeights weights, int threads, AutoCloseable storage, Path source,
+                        ImageSettings imageSettings) {
+        this.imageSettings = imageSettings;
         this.config = config;
         this.weights = weights;
         this.pool = new Parallel(threads);
@@ -38,6 +47,11 @@ public final class VisionModel implements AutoCloseable {
 
     public VisionConfig config() {
         return config;
+    }
+
+    /** How images are resized and normalised for this tower (preprocessor_config.json, or the mmproj metadata). */
+    public ImageSettings imageSettings() {
+        return imageSettings;
     }
 
     public VisionWeights weights() {
@@ -58,12 +72,29 @@ public final class VisionModel implements AutoCloseable {
      * preprocessed as the reference processor does, within the pixel bounds (null: the model's).
      */
     public PatchGrid.Pixels preprocess(Object image, Long minPixels, Long maxPixels) {
-        return switch (image) {
-            case PatchGrid.Pixels p -> p;
+        RgbImage rgb = switch (image) {
+            case PatchGrid.Pixels p -> null;
+            case Path path -> ImageLoader.read(path);
+            case byte[] bytes -> ImageLoader.read(bytes, "image (" + bytes.length + " bytes)");
+            case BufferedImage buffered -> ImageLoader.of(buffered);
             case null -> throw new EdgeLmException("an image part holds no image");
             default -> throw new EdgeLmException("cannot read an image from a " + image.getClass().getSimpleName()
                     + " (give a file path, the file's bytes or a BufferedImage)");
         };
+        if (rgb == null) {
+            return (PatchGrid.Pixels) image;
+        }
+        ImageSettings s = imageSettings;
+        if (minPixels != null || maxPixels != null) {
+            s = s.withPixelBounds(minPixels != null ? minPixels : Math.min(s.minPixels(), maxPixels),
+                    maxPixels != null ? maxPixels : Math.max(s.maxPixels(), minPixels));
+        }
+        if (s.patchSize() != config.patch() || s.mergeSize() != config.merge() || s.temporalPatchSize() != config.temporalPatch()) {
+            throw new EdgeLmException(source + ": the image settings (patch " + s.patchSize() + ", merge " + s.mergeSize()
+                    + ") do not fit the vision tower (patch " + config.patch() + ", merge " + config.merge() + ")");
+        }
+        PixelPatches p = new ImagePreprocessor(s).process(rgb);
+        return new PatchGrid.Pixels(p.values(), new PatchGrid(p.gridT(), p.gridH(), p.gridW()));
     }
 
     /** Encodes one image; returns its token embeddings [tokens, outHidden], row-major over the merged grid. */
@@ -85,7 +116,8 @@ public final class VisionModel implements AutoCloseable {
         GgufFile file = GgufFile.open(path, ModelMemory.Mode.MAPPED);
         try {
             VisionConfig config = VisionLoader.configOf(file);
-            return new VisionModel(config, VisionLoader.fromGguf(file, config), threads, file, path);
+            return new VisionModel(config, VisionLoader.fromGguf(file, config), threads, file, path,
+                    ImageSettings.fromMmproj(file.metadata()));
         } catch (RuntimeException e) {
             file.close();
             throw e;
@@ -101,8 +133,11 @@ public final class VisionModel implements AutoCloseable {
                 throw new EdgeLmException(folder + ": config.json has a vision_config but the weights hold no "
                         + VisionLoader.CHECKPOINT_PREFIX + "* tensors (a text-only export)");
             }
+            Path processor = folder.resolve("preprocessor_config.json");
+            ImageSettings settings = Files.isRegularFile(processor) ? ImageSettings.fromPreprocessorConfig(processor)
+                    : ImageSettings.QWEN35;
             return new VisionModel(config, VisionLoader.fromCheckpoint(checkpoint.tensors(), config, folder.toString()),
-                    threads, checkpoint, folder);
+                    threads, checkpoint, folder, settings);
         } catch (RuntimeException e) {
             checkpoint.close();
             throw e;

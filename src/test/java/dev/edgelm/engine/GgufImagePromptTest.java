@@ -25,14 +25,21 @@ import org.junit.jupiter.params.provider.ValueSource;
 class GgufImagePromptTest {
     static final String GOLDEN = "qwen35/tiny-vl/golden/";
 
+    /** {@code llama.cpp-TYPE}: llama.cpp's own projector file beside the model; {@code edgelm-TYPE}: the one convert writes. */
     @ParameterizedTest
-    @ValueSource(strings = {"f32", "f16"})
-    void convertedModelWithLlamaCppProjectorMatchesTheGoldens(String type, @TempDir Path dir) throws Exception {
+    @ValueSource(strings = {"llama.cpp-f32", "llama.cpp-f16", "edgelm-f32", "edgelm-bf16"})
+    void convertedModelWithProjectorMatchesTheGoldens(String projector, @TempDir Path dir) throws Exception {
         Path folder = Files.createDirectory(dir.resolve("tiny-vl-chat"));
         TinyVlChat.write(folder);
         Path model = dir.resolve("tiny-vl.gguf");
-        assertEquals(0, CliRunnerAccess.run("convert", folder.toString(), "-o", model.toString()));
-        Files.copy(Fixtures.path("gguf/vision/mmproj-tiny-vl-" + type + ".gguf"), dir.resolve("mmproj-tiny-vl-" + type + ".gguf"));
+        String type = projector.substring(projector.indexOf('-') + 1);
+        if (projector.startsWith("llama.cpp")) {
+            assertEquals(0, CliRunnerAccess.run("convert", folder.toString(), "-o", model.toString(), "--no-mmproj"));
+            Files.copy(Fixtures.path("gguf/vision/mmproj-tiny-vl-" + type + ".gguf"), dir.resolve("mmproj-tiny-vl-" + type + ".gguf"));
+        } else {
+            assertEquals(0, CliRunnerAccess.run("convert", folder.toString(), "-o", model.toString(), "--mmproj-type", type));
+            assertTrue(Files.isRegularFile(dir.resolve("mmproj-tiny-vl.gguf")));
+        }
         try (Engine engine = Engine.load(model, new EngineOptions(2, 256, 512))) {
             assertTrue(engine.hasVision());
             assertEquals(506, engine.visionTokens().imagePad());
