@@ -6,11 +6,11 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The tiled kernel against a direct float64 evaluation of softmax(q k^T s) v, for odd sizes and head dims. */
+/** The kernel (1100 rows: two query blocks) against a direct float64 evaluation of softmax(q k^T s) v, for odd sizes and head dims. */
 class BidirectionalAttentionTest {
 
     @ParameterizedTest
-    @CsvSource({"1,1,16", "5,2,16", "37,3,72", "70,2,64", "33,1,20"})
+    @CsvSource({"1,1,16", "5,2,16", "37,3,72", "70,2,64", "33,1,20", "1100,1,16"})
     void matchesTheDefinition(int n, int heads, int dim) {
         SplittableRandom rnd = new SplittableRandom(n * 31L + dim);
         int width = heads * dim;
