@@ -10,7 +10,10 @@ import dev.edgelm.model.ChunkPlan;
 import dev.edgelm.model.ImageEmbedding;
 import dev.edgelm.util.EdgeLmException;
 import dev.edgelm.vision.PatchGrid;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import javax.imageio.ImageIO;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -53,6 +56,20 @@ class ImagePromptTest {
         float diff = Fixtures.maxAbsDiff(Fixtures.npy(GOLDEN + "image_embeds.npy").floats(), image.rows(), 0);
         assertTrue(diff <= 1e-5f, "image embeddings: " + diff);
         assertEquals(506, engine.visionTokens().imagePad());
+    }
+
+    /** The Java API's image forms: a file path (or path string), the file's bytes, a BufferedImage. */
+    @Test
+    void pathBytesAndBufferedImageGiveTheGoldenEmbeddings() throws Exception {
+        Path file = Fixtures.path(GOLDEN + "image.png");
+        float[] golden = Fixtures.npy(GOLDEN + "image_embeds.npy").floats();
+        for (Object image : List.of(file, file.toString(), Files.readAllBytes(file), ImageIO.read(file.toFile()))) {
+            ImageEmbedding e = engine.encodeImage(image);
+            assertEquals(64, e.tokens(), image.getClass().getSimpleName());
+            assertTrue(Fixtures.maxAbsDiff(golden, e.rows(), 0) <= 1e-5f, image.getClass().getSimpleName());
+        }
+        EdgeLmException e = assertThrows(EdgeLmException.class, () -> engine.encodeImage(42));
+        assertTrue(e.getMessage().contains("Integer"), e.getMessage());
     }
 
     @Test
