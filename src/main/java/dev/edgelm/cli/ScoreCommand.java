@@ -21,6 +21,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -34,8 +36,14 @@ final class ScoreCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "A .gguf file or a Hugging Face checkpoint folder.")
-    Path model;
+    @ParentCommand
+    Main main;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = ModelSource.MODEL_HELP)
+    String name;
+
+    @Mixin
+    ModelSource source;
 
     @Option(names = "--tokens", required = true, paramLabel = "IDS",
             description = "Token ids: 1,2,3 or @file (ids separated by commas or white space).")
@@ -56,7 +64,7 @@ final class ScoreCommand implements Callable<Integer> {
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Output .npy file.")
     Path output;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Worker threads (default: physical cores).")
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Worker threads (default: physical cores).")
     Integer threads;
 
     @Option(names = "--images", paramLabel = "FILES", split = ",", description = "Images, in the order of their "
@@ -96,6 +104,7 @@ final class ScoreCommand implements Callable<Integer> {
                 throw new EdgeLmException(image + ": no such image file (--images)");
             }
         }
+        Path model = source.resolve(name, main.context).path();
         int threadCount = threads != null ? threads : Parallel.physicalCores();
         ModelLoader.Opened opened = ModelLoader.open(model, threadCount);
         try (Qwen35Model m = opened.model()) {
@@ -109,7 +118,7 @@ final class ScoreCommand implements Callable<Integer> {
                         ? opened.ggufMetadata().optStringArray(GgufTokenizerData.TOKENS).flatMap(VisionTokens::fromVocabulary)
                         : VisionTokens.fromConfig(model.resolve("config.json"))).orElseThrow(() -> new EdgeLmException(
                                 model + ": the model declares no image token, so it cannot take images"));
-                List<ImageEmbedding> encoded = encode(m.config().hiddenSize(), threadCount);
+                List<ImageEmbedding> encoded = encode(model, m.config().hiddenSize(), threadCount);
                 checkRuns(ids, tokens, encoded);
                 prompt = m.prefill(state, ModelInput.withImages(ids, tokens.imagePad(), encoded, m.config().hiddenSize(), 0),
                         plan, true);
@@ -138,11 +147,11 @@ final class ScoreCommand implements Callable<Integer> {
         return 0;
     }
 
-    private List<ImageEmbedding> encode(int hidden, int threadCount) {
-        Path source = mmproj != null ? mmproj : VisionModel.locate(model).orElseThrow(() -> new EdgeLmException(
+    private List<ImageEmbedding> encode(Path model, int hidden, int threadCount) {
+        Path projector = mmproj != null ? mmproj : VisionModel.locate(model).orElseThrow(() -> new EdgeLmException(
                 model + ": this model has no vision tower, so it cannot take images (name a projector with --mmproj)"));
         List<ImageEmbedding> out = new ArrayList<>();
-        try (VisionModel vision = VisionModel.open(source, threadCount)) {
+        try (VisionModel vision = VisionModel.open(projector, threadCount)) {
             for (Path image : images) {
                 out.add(Engine.embedding(vision, hidden, vision.preprocess(image, imageMinPixels, imageMaxPixels)));
             }

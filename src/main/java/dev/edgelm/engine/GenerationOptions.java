@@ -22,6 +22,7 @@ public final class GenerationOptions {
     private final float minP;
     private final float repetitionPenalty;
     private final float presencePenalty;
+    private final float frequencyPenalty;
     private final Long seed;
     private final int[] stopTokenIds;
     private final List<String> stopStrings;
@@ -34,6 +35,7 @@ public final class GenerationOptions {
         this.minP = b.minP;
         this.repetitionPenalty = b.repetitionPenalty;
         this.presencePenalty = b.presencePenalty;
+        this.frequencyPenalty = b.frequencyPenalty;
         this.seed = b.seed;
         this.stopTokenIds = Arrays.stream(b.stopTokenIds).distinct().toArray();
         this.stopStrings = List.copyOf(b.stopStrings);
@@ -58,6 +60,7 @@ public final class GenerationOptions {
         b.repetitionPenalty = repetitionPenalty;
         b.presencePenalty = presencePenalty;
         b.seed = seed;
+        b.frequencyPenalty = frequencyPenalty;
         b.stopTokenIds = stopTokenIds.clone();
         b.stopStrings = new ArrayList<>(stopStrings);
         return b;
@@ -97,6 +100,11 @@ public final class GenerationOptions {
         return presencePenalty;
     }
 
+    /** 0 = off. */
+    public float frequencyPenalty() {
+        return frequencyPenalty;
+    }
+
     /** The random seed, or empty for a fresh one per generation. */
     public OptionalLong seed() {
         return seed == null ? OptionalLong.empty() : OptionalLong.of(seed);
@@ -129,6 +137,7 @@ public final class GenerationOptions {
         return "GenerationOptions[maxNewTokens=" + (maxNewTokens > 0 ? maxNewTokens : "unlimited")
                 + ", temperature=" + temperature + ", topK=" + topK + ", topP=" + topP + ", minP=" + minP
                 + ", repetitionPenalty=" + repetitionPenalty + ", presencePenalty=" + presencePenalty
+                + ", frequencyPenalty=" + frequencyPenalty
                 + ", seed=" + seed + ", stopTokenIds=" + Arrays.toString(stopTokenIds) + ", stopStrings=" + stopStrings + "]";
     }
 
@@ -140,6 +149,7 @@ public final class GenerationOptions {
         private float minP;
         private float repetitionPenalty = 1f;
         private float presencePenalty;
+        private float frequencyPenalty;
         private Long seed;
         private int[] stopTokenIds = new int[0];
         private List<String> stopStrings = new ArrayList<>();
@@ -236,6 +246,15 @@ public final class GenerationOptions {
                 throw new EdgeLmException("presence penalty must be a finite number, got " + p);
             }
             this.presencePenalty = p;
+            return this;
+        }
+
+        /** 0 = off; subtracted from a token's logit once per time it was generated so far (OpenAI's definition). */
+        public Builder frequencyPenalty(float p) {
+            if (!Float.isFinite(p)) {
+                throw new EdgeLmException("frequency penalty must be a finite number, got " + p);
+            }
+            this.frequencyPenalty = p;
             return this;
         }
 

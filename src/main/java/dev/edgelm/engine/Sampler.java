@@ -14,6 +14,8 @@ import java.util.SplittableRandom;
  *       Applied once per distinct token, however often it occurs.</li>
  *   <li><b>Presence penalty</b> {@code q} (as vLLM and the OpenAI API define it): {@code l -= q} once for
  *       every distinct token <em>generated</em> in this generation (the prompt does not count).</li>
+ *   <li><b>Frequency penalty</b> {@code f} (OpenAI's): {@code l -= f * c} where {@code c} is how often the token
+ *       was generated in this generation.</li>
  *   <li>If the temperature is 0 or top-k is 1: the argmax of the penalised logits (ties: the lowest id).
  *       Nothing below happens and no random number is drawn.</li>
  *   <li><b>Temperature</b> {@code T}: probabilities {@code softmax(l / T)}.</li>
@@ -39,6 +41,7 @@ public final class Sampler {
     private int contextCount;
     private final boolean[] generated;
     private final int[] generatedIds;
+    private final int[] generatedTimes;
     private int generatedCount;
     private long[] keys;
     private double[] weights;
@@ -55,6 +58,7 @@ public final class Sampler {
         this.contextIds = new int[vocab];
         this.generated = new boolean[vocab];
         this.generatedIds = new int[vocab];
+        this.generatedTimes = options.frequencyPenalty() != 0f ? new int[vocab] : null;
     }
 
     /** Records tokens of the context (for the repetition penalty). */
@@ -67,6 +71,9 @@ public final class Sampler {
     /** Records a token this generation produced. */
     public void accept(int id) {
         markContext(id);
+        if (generatedTimes != null) {
+            generatedTimes[id]++;
+        }
         if (!generated[id]) {
             generated[id] = true;
             generatedIds[generatedCount++] = id;
@@ -145,6 +152,13 @@ public final class Sampler {
         if (q != 0f) {
             for (int i = 0; i < generatedCount; i++) {
                 work[generatedIds[i]] -= q;
+            }
+        }
+        float f = options.frequencyPenalty();
+        if (f != 0f) {
+            for (int i = 0; i < generatedCount; i++) {
+                int id = generatedIds[i];
+                work[id] -= f * generatedTimes[id];
             }
         }
     }

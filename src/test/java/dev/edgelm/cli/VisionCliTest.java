@@ -33,7 +33,7 @@ class VisionCliTest {
         assertTrue(r.out().contains("34 tensors"), r.out());
 
         Path model = dir.resolve("tiny-vl.gguf");
-        assertEquals(0, CliRunner.run("convert", TINY_VL.toString(), "-o", model.toString(), "--no-mmproj").exitCode());
+        assertEquals(0, CliRunner.run("convert", TINY_VL.toString(), "-o", model.toString(), "--no-mmproj", "--quant", "bf16").exitCode());
         assertTrue(CliRunner.run("inspect", model.toString()).out().contains("vision:       none"));
         Files.copy(MMPROJ_F16, dir.resolve("mmproj-tiny-vl-f16.gguf"));
         String beside = CliRunner.run("inspect", model.toString()).out();

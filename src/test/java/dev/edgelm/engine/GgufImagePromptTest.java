@@ -36,10 +36,12 @@ class GgufImagePromptTest {
         Path model = dir.resolve("tiny-vl.gguf");
         String type = projector.substring(projector.indexOf('-') + 1);
         if (projector.startsWith("llama.cpp")) {
-            assertEquals(0, CliRunnerAccess.run("convert", folder.toString(), "-o", model.toString(), "--no-mmproj"));
+            assertEquals(0, CliRunnerAccess.run("convert", folder.toString(), "-o", model.toString(), "--no-mmproj",
+                    "--quant", "bf16"));
             Files.copy(Fixtures.path("gguf/vision/mmproj-tiny-vl-" + type + ".gguf"), dir.resolve("mmproj-tiny-vl-" + type + ".gguf"));
         } else {
-            assertEquals(0, CliRunnerAccess.run("convert", folder.toString(), "-o", model.toString(), "--mmproj-type", type));
+            assertEquals(0, CliRunnerAccess.run("convert", folder.toString(), "-o", model.toString(), "--mmproj-type", type,
+                    "--quant", "bf16"));
             assertTrue(Files.isRegularFile(dir.resolve("mmproj-tiny-vl.gguf")));
         }
         try (Engine engine = Engine.load(model, new EngineOptions(2, 256, 512))) {
