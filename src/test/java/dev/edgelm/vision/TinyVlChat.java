@@ -14,7 +14,7 @@ import java.util.Map;
 
 /**
  * tiny-vl made chat-capable for end-to-end tests: its config and weights, the stock Qwen3.5 chat template (from
- * tiny-chat), and a byte-level stand-in tokenizer on tiny-vl's 512-id vocabulary: bytes at ids 0..255, the special
+ * tiny-chat), and a byte-level stand-in tokenizer on tiny-vl's 512-id vocabulary: bytes at ids 0..255, "ab" at 256 (one merge), the special
  * tokens at their tiny-vl ids ({@code <|endoftext|>} 500, {@code <|im_start|>} 501, {@code <|im_end|>} 502,
  * {@code <|vision_start|>} 503, {@code <|vision_end|>} 504, {@code <|image_pad|>} 506, {@code <|video_pad|>} 507,
  * {@code <think>} 508, {@code </think>} 509), plain filler tokens elsewhere.
@@ -39,12 +39,14 @@ public final class TinyVlChat {
             ObjectNode vocab = json.createObjectNode();
             for (int i = 0; i < 512; i++) {
                 if (!SPECIAL.containsKey(i)) {
-                    vocab.put(i < 256 ? String.valueOf(ByteLevel.charOf(i)) : "filler" + i, i);
+                    vocab.put(i < 256 ? String.valueOf(ByteLevel.charOf(i)) : i == 256 ? "ab" : "filler" + i, i);
                 }
             }
             ObjectNode model = (ObjectNode) tok.get("model");
             model.set("vocab", vocab);
-            model.set("merges", json.createArrayNode());
+            ArrayNode merges = json.createArrayNode();
+            merges.addArray().add("a").add("b"); // one merge: a BPE with none is refused as a byte-by-byte tokenizer
+            model.set("merges", merges);
             ArrayNode added = json.createArrayNode();
             SPECIAL.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> added.addObject()
                     .put("id", e.getKey()).put("content", e.getValue()).put("single_word", false).put("lstrip", false)
