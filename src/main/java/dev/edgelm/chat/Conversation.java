@@ -7,11 +7,14 @@ import dev.edgelm.engine.GenerationResult;
 import dev.edgelm.engine.Session;
 import dev.edgelm.engine.StopReason;
 import dev.edgelm.engine.TokenDecoder;
+import dev.edgelm.model.ImageEmbedding;
 import dev.edgelm.template.ChatFormat;
 import dev.edgelm.tokenizer.IncrementalDecoder;
 import dev.edgelm.util.EdgeLmException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +39,13 @@ import java.util.Map;
  * {@code <|endoftext|>}) besides any in the options. The decoded reply is stored in the history as generated (the
  * template trims it when it renders it again); a reply with a think block is stored as {@code reasoning_content}
  * and {@code content}. A cancelled reply is kept as far as it got.
+ *
+ * <h2>Images</h2>
+ * A message's content may be a list of parts; an image part ({@code {"type": "image", "image": ...}}, the value a
+ * file path, the file's bytes, a {@code BufferedImage}, or preprocessed pixels) renders as the template's single
+ * {@code <|image_pad|>}, which is expanded to the image's token count; the vision tower encodes each image once per
+ * conversation (cached by part). Since the history only grows, a common token prefix also holds the same images;
+ * a prefix never ends inside an image's run. Video parts are refused.
  */
 public final class Conversation {
     /** Snapshots kept (each holds the fixed-size model state: about 20 MB for Qwen3.5-0.8B). */
@@ -48,6 +58,8 @@ public final class Conversation {
     private final TokenDecoder decoder;
     private final List<Map<String, Object>> messages;
     private final List<Session.Checkpoint> snapshots;
+    /** Image embeddings by the part that holds the image (identity: parts stay in the history as given). */
+    private final Map<Object, ImageEmbedding> encoded;
     private String system;
     private boolean thinking;
     private boolean allowSpecial;
@@ -79,6 +91,7 @@ public final class Conversation {
         };
         this.messages = new ArrayList<>();
         this.snapshots = new ArrayList<>();
+        this.encoded = new IdentityHashMap<>();
         format.template(); // a model without a chat template cannot chat: say so now
         session.reset();
     }
@@ -89,6 +102,7 @@ public final class Conversation {
         this.decoder = other.decoder;
         this.messages = new ArrayList<>(other.messages);
         this.snapshots = new ArrayList<>(other.snapshots); // checkpoints are never modified: sharing them is safe
+        this.encoded = new IdentityHashMap<>(other.encoded);
         this.system = other.system;
         this.thinking = other.thinking;
         this.allowSpecial = other.allowSpecial;
@@ -121,6 +135,22 @@ public final class Conversation {
         return thinking;
     }
 
+    /**
+     * A user message of images (each a file {@code Path}, the file's bytes, a {@code BufferedImage} or
+     * preprocessed pixels) followed by {@code text}, in the OpenAI / Hugging Face content-part shape.
+     */
+    public static Map<String, Object> userMessage(String text, List<?> images) {
+        if (images.isEmpty()) {
+            return Map.of("role", "user", "content", text);
+        }
+        List<Object> parts = new ArrayList<>();
+        for (Object image : images) {
+            parts.add(Map.of("type", "image", "image", image));
+        }
+        parts.add(Map.of("type", "text", "text", text));
+        return Map.of("role", "user", "content", parts);
+    }
+
     /** Sends a user message and generates the reply. */
     public Reply send(String userText, GenerationOptions options, ChatListener listener) {
         return send(Map.of("role", "user", "content", userText), options, listener);
@@ -132,10 +162,13 @@ public final class Conversation {
      * tokens it needs and the conversation stays as it was.
      */
     public Reply send(Map<String, ?> message, GenerationOptions options, ChatListener listener) {
+        refuseVideo(message);
         List<Map<String, Object>> next = new ArrayList<>(rendered());
         next.add(Map.copyOf(message));
-        String prompt = format.template().render(next, null, true, kwargs());
-        int[] ids = encode(next, prompt);
+        String prompt = format.template().render(forTemplate(next), null, true, kwargs());
+        int[] rendered = encode(next, prompt);
+        Images images = images(next, rendered);
+        int[] ids = images.ids;
         int reply = options.maxNewTokens().orElse(1);
         if ((long) ids.length + reply > session.capacity()) {
             throw new EdgeLmException("this turn does not fit in the context: it needs " + ((long) ids.length + reply)
@@ -143,15 +176,15 @@ public final class Conversation {
                     ? ", plus up to " + reply + " for the reply" : ", plus at least one for the reply")
                     + ") but the context holds " + session.capacity());
         }
-        int probe = probeBoundary(next, ids);
+        int probe = images.expanded(probeBoundary(next, rendered));
         Reuse reuse = null;
         try {
-            reuse = reuse(ids);
+            reuse = reuse(ids, images);
             listener.onPrefill(ids.length - reuse.kept);
             session.clearCancel(); // a cancel that arrived after the previous turn ended must not stop this one
             generating = true;
             try {
-                prefill(ids, reuse.kept, probe);
+                prefill(ids, reuse.kept, images.outsideRun(probe) ? probe : -1, images);
             } finally {
                 generating = false;
             }
@@ -172,9 +205,9 @@ public final class Conversation {
     private record Reuse(int kept, boolean rolledBack) {}
 
     /** Returns the state to the longest reusable prefix of {@code ids}. */
-    private Reuse reuse(int[] ids) {
+    private Reuse reuse(int[] ids, Images images) {
         int[] held = session.tokens();
-        int common = Math.min(commonPrefix(held, ids), ids.length - 1); // at least one token to prefill
+        int common = images.runStartAtOrBefore(Math.min(commonPrefix(held, ids), ids.length - 1)); // at least one token to prefill
         if (common == held.length) {
             return new Reuse(common, false);
         }
@@ -196,15 +229,155 @@ public final class Conversation {
     }
 
     /** Prefills {@code ids[start..]}, stopping at {@code probe} to take a snapshot there, and at the end. */
-    private void prefill(int[] ids, int start, int probe) {
+    private void prefill(int[] ids, int start, int probe, Images images) {
         int from = start;
         if (probe > from && probe < ids.length) {
-            session.prefill(Arrays.copyOfRange(ids, from, probe));
+            session.prefill(Arrays.copyOfRange(ids, from, probe), images.within(from, probe));
             snapshot();
             from = probe;
         }
-        session.prefill(Arrays.copyOfRange(ids, from, ids.length));
+        session.prefill(Arrays.copyOfRange(ids, from, ids.length), images.within(from, ids.length));
         snapshot();
+    }
+
+    /**
+     * The prompt's ids with each image's single placeholder expanded to its run, the images in order, and where
+     * their runs start.
+     */
+    private record Images(int[] ids, List<ImageEmbedding> embeddings, int[] starts, int[] rawPads) {
+        List<ImageEmbedding> within(int from, int to) {
+            List<ImageEmbedding> out = new ArrayList<>();
+            for (int i = 0; i < starts.length; i++) {
+                if (starts[i] >= from && starts[i] < to) {
+                    out.add(embeddings.get(i));
+                }
+            }
+            return out;
+        }
+
+        /** {@code index} moved back to the start of the image run it falls inside, if any. */
+        int runStartAtOrBefore(int index) {
+            for (int i = 0; i < starts.length; i++) {
+                if (index > starts[i] && index < starts[i] + embeddings.get(i).tokens()) {
+                    return starts[i];
+                }
+            }
+            return index;
+        }
+
+        boolean outsideRun(int index) {
+            return runStartAtOrBefore(index) == index;
+        }
+
+        /** An index of the rendered (unexpanded) ids as an index of {@link #ids}. */
+        int expanded(int rawIndex) {
+            if (rawIndex < 0) {
+                return rawIndex;
+            }
+            int shift = 0;
+            for (int i = 0; i < rawPads.length && rawPads[i] < rawIndex; i++) {
+                shift += embeddings.get(i).tokens() - 1;
+            }
+            return rawIndex + shift;
+        }
+    }
+
+    /** Finds the image parts of {@code messages}, encodes the new ones and expands the placeholders of {@code rendered}. */
+    private Images images(List<Map<String, Object>> messages, int[] rendered) {
+        List<Object> parts = new ArrayList<>();
+        for (Map<String, Object> m : messages) {
+            if (m.get("content") instanceof Collection<?> content) {
+                for (Object part : content) {
+                    if (isImagePart(part)) {
+                        parts.add(part);
+                    }
+                }
+            }
+        }
+        if (parts.isEmpty()) {
+            return new Images(rendered, List.of(), new int[0], new int[0]);
+        }
+        int pad = session.engine().visionTokens().imagePad();
+        int[] rawPads = new int[parts.size()];
+        int found = 0;
+        for (int i = 0; i < rendered.length; i++) {
+            if (rendered[i] == pad) {
+                if (found < rawPads.length) {
+                    rawPads[found] = i;
+                }
+                found++;
+            }
+        }
+        if (found != parts.size()) {
+            throw new EdgeLmException("the chat template rendered " + found + " image placeholder(s) for "
+                    + parts.size() + " image(s)");
+        }
+        List<ImageEmbedding> embeddings = new ArrayList<>();
+        for (Object part : parts) {
+            ImageEmbedding e = encoded.get(part);
+            if (e == null) {
+                e = session.engine().encodeImage(imageOf((Map<?, ?>) part));
+                encoded.put(part, e);
+            }
+            embeddings.add(e);
+        }
+        int total = rendered.length;
+        for (ImageEmbedding e : embeddings) {
+            total += e.tokens() - 1;
+        }
+        int[] ids = new int[total];
+        int[] starts = new int[parts.size()];
+        int o = 0;
+        int image = 0;
+        for (int id : rendered) {
+            if (id == pad) {
+                starts[image] = o;
+                int n = embeddings.get(image++).tokens();
+                Arrays.fill(ids, o, o + n, pad);
+                o += n;
+            } else {
+                ids[o++] = id;
+            }
+        }
+        return new Images(ids, embeddings, starts, rawPads);
+    }
+
+    /** The messages with each image part reduced to {@code {"type": "image"}}: the template sees no image objects. */
+    private static List<Map<String, Object>> forTemplate(List<Map<String, Object>> messages) {
+        List<Map<String, Object>> out = new ArrayList<>(messages.size());
+        for (Map<String, Object> m : messages) {
+            if (m.get("content") instanceof Collection<?> content && content.stream().anyMatch(Conversation::isImagePart)) {
+                Map<String, Object> copy = new LinkedHashMap<>(m);
+                copy.put("content", content.stream().map(p -> isImagePart(p) ? Map.of("type", "image") : p).toList());
+                out.add(copy);
+            } else {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    /** The image part test of the stock template: a part with an {@code image} or {@code image_url} key, or type image. */
+    private static boolean isImagePart(Object part) {
+        return part instanceof Map<?, ?> m && (m.containsKey("image") || m.containsKey("image_url") || "image".equals(m.get("type")));
+    }
+
+    private static Object imageOf(Map<?, ?> part) {
+        Object v = part.containsKey("image") ? part.get("image") : part.get("image_url");
+        if (v instanceof Map<?, ?> url && url.containsKey("url")) {
+            v = url.get("url");
+        }
+        return v;
+    }
+
+    private static void refuseVideo(Map<String, ?> message) {
+        if (message.get("content") instanceof Collection<?> content) {
+            for (Object part : content) {
+                if (part instanceof Map<?, ?> m && (m.containsKey("video") || m.containsKey("video_url") || "video".equals(m.get("type")))) {
+                    throw new EdgeLmException("video content is not supported (yet): send images (type \"image\") or text");
+                }
+            }
+        }
     }
 
     private Reply generate(List<Map<String, Object>> next, String prompt, int[] ids, Reuse reuse,
@@ -253,7 +426,7 @@ public final class Conversation {
         probe.add(Map.of("role", "assistant", "content", PROBE_TEXT));
         probe.add(Map.of("role", "user", "content", PROBE_TEXT));
         try {
-            return commonPrefix(encode(probe, format.template().render(probe, null, true, kwargs())), ids);
+            return commonPrefix(encode(probe, format.template().render(forTemplate(probe), null, true, kwargs())), ids);
         } catch (EdgeLmException e) {
             return -1;
         }
@@ -376,6 +549,7 @@ public final class Conversation {
     public void reset() {
         messages.clear();
         snapshots.clear();
+        encoded.clear();
         session.reset();
     }
 

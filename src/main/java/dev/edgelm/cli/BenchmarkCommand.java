@@ -6,7 +6,11 @@ import dev.edgelm.engine.EngineOptions;
 import dev.edgelm.engine.batch.BatchBenchmark;
 import dev.edgelm.util.EdgeLmException;
 import dev.edgelm.util.PeakMemory;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import dev.edgelm.hub.ModelResolver;
@@ -58,6 +62,19 @@ final class BenchmarkCommand implements Callable<Integer> {
             description = "Context capacity of the sessions (default: prompt + decode tokens + 1).")
     Integer maxNumTokens;
 
+    @Option(names = "--image", paramLabel = "FILE", description = "Also time the vision tower on this image "
+            + "(preprocessing once, then one warm-up and --runs encodes).")
+    Path image;
+
+    @Option(names = "--mmproj", paramLabel = "FILE", description = "The vision projector (default: found beside the model).")
+    Path mmproj;
+
+    @Option(names = "--image-max-pixels", paramLabel = "N", description = "Resize the image to at most N pixels.")
+    Long imageMaxPixels;
+
+    @Option(names = "--image-min-pixels", paramLabel = "N", description = "Resize the image to at least N pixels.")
+    Long imageMinPixels;
+
     @Option(names = "--json", description = "Print one JSON object instead of text (schema_version "
             + BenchmarkJson.SCHEMA_VERSION + ": the build, machine and model, the figures, and every run's samples).")
     boolean json;
@@ -88,6 +105,9 @@ final class BenchmarkCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         err.println("benchmark: loading " + resolved.describe() + " ...");
         err.flush();
+        if (image != null && !Files.isRegularFile(image)) {
+            throw new EdgeLmException(image + ": no such image file (--image)");
+        }
         if (parallel != null) {
             try (Engine engine = Engine.load(resolved.path(), options)) {
                 BatchBenchmarkOutput.print(spec.commandLine().getOut(), engine,
@@ -96,18 +116,52 @@ final class BenchmarkCommand implements Callable<Integer> {
             return 0;
         }
         try (Engine engine = Engine.load(resolved.path(), options)) {
+            VisionOptions.apply(engine, mmproj, imageMinPixels, imageMaxPixels, image != null);
             Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs,
                     step -> {
                         err.println("benchmark: " + step + (step.startsWith("measuring") ? " ..." : " (" + prefillTokens
                                 + " prompt + " + decodeTokens + " decode tokens) ..."));
                         err.flush();
                     });
+            Benchmark.ImageReport imageReport = image == null ? null : Benchmark.image(engine, image, runs);
             PeakMemory memory = PeakMemory.read();
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
-                out.println(BenchmarkJson.of(resolved, engine, report, memory));
+                String text = BenchmarkJson.of(resolved, engine, report, memory);
+                if (imageReport != null) {
+                    try {
+                        ObjectNode o = (ObjectNode) new ObjectMapper().readTree(text);
+                        Benchmark.ImageReport r = imageReport;
+                        ObjectNode im = o.putObject("image");
+                        im.put("file", image.toString());
+                        im.put("patches", r.patches());
+                        im.put("tokens", r.tokens());
+                        im.put("vision_load_seconds", r.visionLoadSeconds());
+                        im.put("preprocess_seconds", r.preprocessSeconds());
+                        im.put("encode_seconds", r.encodeSeconds().median());
+                        im.put("encode_seconds_min", r.encodeSeconds().min());
+                        im.put("encode_seconds_max", r.encodeSeconds().max());
+                        im.put("encode_first_run_seconds", r.firstEncodeSeconds());
+                        text = o.toString();
+                    } catch (java.io.IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+                out.println(text);
             } else {
                 printText(out, resolved, engine, report, memory);
+                if (imageReport != null) {
+                    Benchmark.ImageReport r = imageReport;
+                    out.println("Image: " + image + ": " + r.patches() + " patches, " + r.tokens() + " tokens ("
+                            + r.gridRows() + " x " + r.gridCols() + ")");
+                    out.println(format("Vision tower load time: %.3f s, preprocessing: %.4f s", r.visionLoadSeconds(),
+                            r.preprocessSeconds()));
+                    out.println(format("Image encode time: %.4f s", r.encodeSeconds().median())
+                            + " (median; min " + format("%.4f s", r.encodeSeconds().min()) + ", max "
+                            + format("%.4f s", r.encodeSeconds().max()) + ")"
+                            + format(", %.1f image tokens/sec", r.tokens() / r.encodeSeconds().median()));
+                    out.println(format("Image encode time of the warm-up run: %.4f s", r.firstEncodeSeconds()));
+                }
             }
             out.flush();
         }

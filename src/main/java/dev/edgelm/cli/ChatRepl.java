@@ -49,6 +49,7 @@ final class ChatRepl {
             /stats            the last reply's timings
             /save FILE        save the conversation (JSON)
             /load FILE        load a saved conversation
+            /image FILE       attach an image to the next message (repeat for more)
             /reset            start over (the system prompt stays)
             /help             this list
             /bye              leave (also /exit or Ctrl+D)
@@ -63,6 +64,8 @@ final class ChatRepl {
     private final boolean color;
     private boolean verbose;
     private String lastStats;
+    /** Images attached to the next message (/image, or --image for the first). */
+    private final List<Path> attached = new ArrayList<>();
 
     /** {@code warmup}: passes running while the first message is typed, stopped when it is sent. */
     ChatRepl(Terminal terminal, Conversation conversation, GenerationOptions options, ModelResolver.Resolved model,
@@ -73,6 +76,11 @@ final class ChatRepl {
         this.model = model;
         this.warmup = warmup;
         this.color = Console.colorAllowed(env);
+    }
+
+    /** Attaches images to the next message (--image: the first one). */
+    void attach(List<Path> images) {
+        attached.addAll(images);
     }
 
     void setVerbose(boolean on) {
@@ -157,6 +165,17 @@ final class ChatRepl {
             switch (parts[0]) {
                 case "/exit", "/bye", "/quit" -> {
                     return false;
+                }
+                case "/image" -> {
+                    if (arg.isEmpty()) {
+                        out.println("usage: /image PATH (attaches the image to your next message)");
+                    } else if (!Files.isRegularFile(Path.of(arg))) {
+                        out.println("error: " + arg + ": no such image file");
+                    } else {
+                        attached.add(Path.of(arg));
+                        out.println("(image " + arg + " attached to your next message" + (attached.size() > 1
+                                ? ", " + attached.size() + " in all" : "") + ")");
+                    }
                 }
                 case "/reset", "/clear" -> {
                     conversation.reset();
@@ -339,7 +358,9 @@ final class ChatRepl {
             }
         });
         try {
-            Reply r = conversation.send(line, options, printer);
+            List<Path> images = List.copyOf(attached);
+            attached.clear();
+            Reply r = conversation.send(Conversation.userMessage(line, images), options, printer);
             printer.end();
             lastStats = printer.timings.describe(r.promptTokens());
             if (r.reason() == StopReason.CANCELLED) {

@@ -10,6 +10,9 @@ import dev.edgelm.model.GgufLoader;
 import dev.edgelm.model.Qwen35Config;
 import dev.edgelm.tensor.TensorView;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.vision.VisionConfig;
+import dev.edgelm.vision.VisionLoader;
+import dev.edgelm.vision.VisionModel;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -82,6 +85,22 @@ final class InspectCommand implements Callable<Integer> {
 
     private void inspectGguf(PrintWriter out) {
         try (GgufFile g = GgufFile.open(model)) {
+            if (g.metadata().optString("general.architecture").orElse("").equals("clip")) {
+                VisionConfig v = VisionLoader.configOf(g);
+                out.printf("model:        %s (GGUF v%d, vision projector, %s)%n", model, g.version(), Sizes.bytes(g.fileSize()));
+                describeVision(out, v, "this file");
+                long params = 0;
+                Map<String, Mix> mix = new TreeMap<>();
+                for (GgufTensorInfo t : g.tensorInfos().values()) {
+                    Mix m = mix.computeIfAbsent(t.type().name(), k -> new Mix());
+                    m.count++;
+                    m.bytes += t.byteSize();
+                    params += t.elementCount();
+                }
+                out.printf("parameters:   %s in %d tensors%n", Sizes.count(params), g.tensorInfos().size());
+                describeMix(out, mix);
+                return;
+            }
             Qwen35Config c = GgufLoader.config(g);
             out.printf("model:        %s (GGUF v%d, %s)%n", model, g.version(), Sizes.bytes(g.fileSize()));
             out.printf("architecture: %s, name '%s'%n", g.metadata().requireString("general.architecture"),
@@ -100,6 +119,26 @@ final class InspectCommand implements Callable<Integer> {
             describeMix(out, mix);
             describeTokenizer(out, GgufTokenizerData.read(g.metadata()), GenerationDefaults.read(g.metadata()));
         }
+        describeProjectorBeside(out);
+    }
+
+    /** The vision projector a GGUF model would use (the mmproj file beside it), if any. */
+    private void describeProjectorBeside(PrintWriter out) {
+        Optional<Path> projector = VisionModel.locate(model);
+        if (projector.isEmpty()) {
+            out.println("vision:       none (no mmproj-*.gguf beside the model)");
+            return;
+        }
+        try (GgufFile p = GgufFile.open(projector.get())) {
+            describeVision(out, VisionLoader.configOf(p), projector.get().getFileName().toString());
+        }
+    }
+
+    private static void describeVision(PrintWriter out, VisionConfig v, String where) {
+        out.printf("vision:       %d blocks, width %d, %d heads x %d, MLP %d (%s)%n", v.depth(), v.hidden(), v.heads(),
+                v.headDim(), v.intermediate(), where);
+        out.printf("              patch %d x %d (%d frames), merge %d x %d, position table %d x %d, output %d%n", v.patch(),
+                v.patch(), v.temporalPatch(), v.merge(), v.merge(), v.gridSide(), v.gridSide(), v.outHidden());
     }
 
     private void inspectFolder(PrintWriter out) {
@@ -127,6 +166,12 @@ final class InspectCommand implements Callable<Integer> {
         out.printf("file size:    %s (folder)%n", Sizes.bytes(folderSize()));
         describeMix(out, mix);
         describeTokenizer(out, HfTokenizerFiles.read(model, c.vocabSize()), HfTokenizerFiles.generationDefaults(model));
+        Optional<VisionConfig> v = VisionModel.checkpointConfig(model);
+        if (v.isPresent()) {
+            describeVision(out, v.get(), "model.visual.* in the checkpoint");
+        } else {
+            out.println("vision:       none");
+        }
     }
 
     private long folderSize() {

@@ -20,6 +20,7 @@ import dev.edgelm.tokenizer.IncrementalDecoder;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -116,6 +117,20 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = {"-s", "--seed"}, paramLabel = "N", description = "Random seed, for repeatable sampling.")
     Long seed;
 
+    @Option(names = {"--image", "--attachment"}, paramLabel = "FILE", description = "An image for the (first) message; "
+            + "repeat for several. Needs a model with a vision tower (see --mmproj).")
+    List<Path> images = new ArrayList<>();
+
+    @Option(names = "--mmproj", paramLabel = "FILE", description = "The vision projector (mmproj .gguf). Default: the "
+            + "mmproj-*.gguf beside a .gguf model, or the checkpoint folder's own vision tower.")
+    Path mmproj;
+
+    @Option(names = "--image-max-pixels", paramLabel = "N", description = "Resize images to at most N pixels (fewer image tokens: faster).")
+    Long imageMaxPixels;
+
+    @Option(names = "--image-min-pixels", paramLabel = "N", description = "Resize images to at least N pixels.")
+    Long imageMinPixels;
+
     @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Worker threads. Default: the physical cores.")
     Integer threads;
 
@@ -168,6 +183,11 @@ final class RunCommand implements Callable<Integer> {
         if (maxNumTokens != null) {
             engineOptions = engineOptions.withMaxNumTokens(EngineOptions.checkContext(maxNumTokens, "--max-num-tokens"));
         }
+        for (Path image : images) {
+            if (!Files.isRegularFile(image)) {
+                throw new EdgeLmException(image + ": no such image file (--image)");
+            }
+        }
         boolean tellLoading = verbose || context.stderrIsTerminal();
         if (tellLoading) {
             err.print("loading " + resolved.describe() + " ...");
@@ -178,6 +198,7 @@ final class RunCommand implements Callable<Integer> {
                 err.printf(Locale.ROOT, " %.1f s%n", engine.loadSeconds());
                 err.flush();
             }
+            VisionOptions.apply(engine, mmproj, imageMinPixels, imageMaxPixels, !images.isEmpty());
             GenerationOptions options = generationOptions(engine);
             if (raw) {
                 return completion(engine, format, question, options);
@@ -190,6 +211,7 @@ final class RunCommand implements Callable<Integer> {
                 try (Terminal terminal = context.terminal().open(); Warmup warmup = Warmup.start(engine)) {
                     ChatRepl repl = new ChatRepl(terminal, conversation, options, resolved, warmup, context.env());
                     repl.setVerbose(verbose);
+                    repl.attach(images);
                     repl.run();
                 } catch (IOException e) {
                     throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
@@ -219,7 +241,7 @@ final class RunCommand implements Callable<Integer> {
                 }
             });
         }
-        Reply r = conversation.send(question, options, printer);
+        Reply r = conversation.send(Conversation.userMessage(question, images), options, printer);
         printer.end();
         if (json && !printer.outputClosed()) { // closed (| head): the reader has what it wanted
             ObjectNode o = new ObjectMapper().createObjectNode();

@@ -12,6 +12,15 @@ import dev.edgelm.util.EdgeLmException;
 import dev.edgelm.util.OutputFile;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import dev.edgelm.engine.Engine;
+import dev.edgelm.format.gguf.GgufTokenizerData;
+import dev.edgelm.model.ImageEmbedding;
+import dev.edgelm.model.ModelInput;
+import dev.edgelm.vision.VisionModel;
+import dev.edgelm.vision.VisionTokens;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -60,6 +69,24 @@ final class ScoreCommand implements Callable<Integer> {
     @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Worker threads (default: physical cores).")
     Integer threads;
 
+    @Option(names = "--images", paramLabel = "FILES", split = ",", description = "Images, in the order of their "
+            + "runs in --tokens: each run of image-pad ids (between <|vision_start|> and <|vision_end|>) must be as "
+            + "long as its image's token count.")
+    List<Path> images = new ArrayList<>();
+
+    @Option(names = "--image-embeddings", paramLabel = "FILE", description = "Also write the vision tower's output "
+            + "(all images, in order) as NumPy float32 [tokens, hidden].")
+    Path imageEmbeddings;
+
+    @Option(names = "--mmproj", paramLabel = "FILE", description = "The vision projector (default: found beside the model).")
+    Path mmproj;
+
+    @Option(names = "--image-max-pixels", paramLabel = "N", description = "Resize images to at most N pixels.")
+    Long imageMaxPixels;
+
+    @Option(names = "--image-min-pixels", paramLabel = "N", description = "Resize images to at least N pixels.")
+    Long imageMinPixels;
+
     @Override
     public Integer call() {
         if (greedy < 0) {
@@ -77,12 +104,34 @@ final class ScoreCommand implements Callable<Integer> {
             throw new EdgeLmException("--tokens (" + ids.length + ") and --greedy (" + greedy + ") make " + positions
                     + " positions, more than the " + EngineOptions.MAX_CONTEXT_TOKENS + " a sequence may hold");
         }
+        if (imageEmbeddings != null && images.isEmpty()) {
+            throw new EdgeLmException("--image-embeddings needs --images");
+        }
+        for (Path image : images) {
+            if (!Files.isRegularFile(image)) {
+                throw new EdgeLmException(image + ": no such image file (--images)");
+            }
+        }
         Path model = source.resolve(name, main.context).path();
         OutputFile target = OutputFile.streamable(output, "-o", ConvertCommand.inputFiles(model));
-        try (Qwen35Model m = ModelLoader.load(model, workers != null ? workers : Parallel.physicalCores())) {
+        int threadCount = workers != null ? workers : Parallel.physicalCores();
+        ModelLoader.Opened opened = ModelLoader.open(model, threadCount);
+        try (Qwen35Model m = opened.model()) {
             int vocab = m.config().vocabSize();
             SequenceState state = m.newState((int) positions);
-            float[] prompt = m.prefill(state, ids, plan, true);
+            float[] prompt;
+            if (images.isEmpty()) {
+                prompt = m.prefill(state, ids, plan, true);
+            } else {
+                VisionTokens tokens = (opened.ggufMetadata() != null
+                        ? opened.ggufMetadata().optStringArray(GgufTokenizerData.TOKENS).flatMap(VisionTokens::fromVocabulary)
+                        : VisionTokens.fromConfig(model.resolve("config.json"))).orElseThrow(() -> new EdgeLmException(
+                                model + ": the model declares no image token, so it cannot take images"));
+                List<ImageEmbedding> encoded = encode(model, m.config().hiddenSize(), threadCount);
+                checkRuns(ids, tokens, encoded);
+                prompt = m.prefill(state, ModelInput.withImages(ids, tokens.imagePad(), encoded, m.config().hiddenSize(), 0),
+                        plan, true);
+            }
             Sampler.requireFinite(prompt, 0, prompt.length);
             // rows: prompt logits, then the logits fed by each generated token except the last one,
             // streamed to the file as they are computed
@@ -109,5 +158,62 @@ final class ScoreCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private List<ImageEmbedding> encode(Path model, int hidden, int threadCount) {
+        Path projector = mmproj != null ? mmproj : VisionModel.locate(model).orElseThrow(() -> new EdgeLmException(
+                model + ": this model has no vision tower, so it cannot take images (name a projector with --mmproj)"));
+        List<ImageEmbedding> out = new ArrayList<>();
+        try (VisionModel vision = VisionModel.open(projector, threadCount)) {
+            for (Path image : images) {
+                out.add(Engine.embedding(vision, hidden, vision.preprocess(image, imageMinPixels, imageMaxPixels)));
+            }
+        }
+        if (imageEmbeddings != null) {
+            int total = 0;
+            for (ImageEmbedding e : out) {
+                total += e.tokens();
+            }
+            float[] all = new float[total * hidden];
+            int o = 0;
+            for (ImageEmbedding e : out) {
+                System.arraycopy(e.rows(), 0, all, o, e.rows().length);
+                o += e.rows().length;
+            }
+            Npy.writeFloat32(imageEmbeddings, all, total, hidden);
+        }
+        return out;
+    }
+
+    /** Each image-pad run must match its image's token count: an error names the image file and both counts. */
+    private void checkRuns(int[] ids, VisionTokens tokens, List<ImageEmbedding> encoded) {
+        int image = 0;
+        for (int t = 0; t < ids.length; ) {
+            if (ids[t] == tokens.videoPad() && tokens.videoPad() >= 0) {
+                throw new EdgeLmException("--tokens: video tokens (id " + ids[t] + " at index " + t + ") are not supported");
+            }
+            if (ids[t] != tokens.imagePad()) {
+                t++;
+                continue;
+            }
+            int end = t;
+            while (end < ids.length && ids[end] == tokens.imagePad()) {
+                end++;
+            }
+            if (image >= encoded.size()) {
+                throw new EdgeLmException("--tokens holds more image-pad runs than the " + encoded.size()
+                        + " image(s) of --images (another run at index " + t + ")");
+            }
+            if (end - t != encoded.get(image).tokens()) {
+                throw new EdgeLmException(images.get(image) + " gives " + encoded.get(image).tokens()
+                        + " image tokens but its image-pad run in --tokens (at index " + t + ") has " + (end - t));
+            }
+            image++;
+            t = end;
+        }
+        if (image != encoded.size()) {
+            throw new EdgeLmException("--images gives " + encoded.size() + " image(s) but --tokens holds " + image
+                    + " image-pad run(s)");
+        }
     }
 }

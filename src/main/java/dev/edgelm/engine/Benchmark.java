@@ -1,5 +1,8 @@
 package dev.edgelm.engine;
 
+import dev.edgelm.model.ImageEmbedding;
+import dev.edgelm.vision.PatchGrid;
+import dev.edgelm.vision.VisionModel;
 import dev.edgelm.model.Qwen35Weights;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.ReadBandwidth;
@@ -65,6 +68,35 @@ public final class Benchmark {
     record Run(double prefillSeconds, double ttftSeconds, double decodeSeconds) {}
 
     /** Context capacity a run needs: the prompt, the decode steps and the last token sampled. */
+    /**
+     * Image encoding: the preprocessing once, then the vision tower on it in one warm-up and {@code runs} measured
+     * runs (seconds each).
+     */
+    public record ImageReport(int patches, int tokens, int gridRows, int gridCols, double visionLoadSeconds,
+                              double preprocessSeconds, double firstEncodeSeconds, Stat encodeSeconds) {}
+
+    public static ImageReport image(Engine engine, Object image, int runs) {
+        VisionModel vision = engine.vision();
+        long t0 = System.nanoTime();
+        PatchGrid.Pixels pixels = engine.preprocessImage(image);
+        double preprocess = (System.nanoTime() - t0) / 1e9;
+        double[] seconds = new double[runs];
+        double first = 0;
+        ImageEmbedding e = null;
+        for (int i = -1; i < runs; i++) {
+            long s = System.nanoTime();
+            e = Engine.embedding(vision, engine.config().hiddenSize(), pixels);
+            double took = (System.nanoTime() - s) / 1e9;
+            if (i < 0) {
+                first = took;
+            } else {
+                seconds[i] = took;
+            }
+        }
+        return new ImageReport(pixels.grid().patches(), e.tokens(), e.gridRows(), e.gridCols(), engine.visionLoadSeconds(),
+                preprocess, first, Stat.of(seconds));
+    }
+
     public static int tokensNeeded(int promptTokens, int decodeTokens) {
         long needed = (long) promptTokens + decodeTokens + 1;
         if (needed > EngineOptions.MAX_CONTEXT_TOKENS) {

@@ -1,6 +1,8 @@
 package dev.edgelm.engine;
 
 import dev.edgelm.model.ChunkPlan;
+import dev.edgelm.model.ImageEmbedding;
+import dev.edgelm.model.ModelInput;
 import dev.edgelm.model.Qwen35Model;
 import dev.edgelm.model.SequenceState;
 import dev.edgelm.util.EdgeLmException;
@@ -134,6 +136,38 @@ public final class Session {
         return logits.clone();
     }
 
+    /**
+     * Feeds {@code ids} holding images: each run of the image token ({@link Engine#visionTokens()}) takes the next of
+     * {@code images} (its length must be that image's token count), whose embeddings replace the run's, at 3-D
+     * positions; later tokens continue after the image's positions. Without images, as {@link #prefill(int[])}.
+     */
+    public float[] prefill(int[] ids, List<ImageEmbedding> images) {
+        return prefill(ids, images, engine.prefillPlan());
+    }
+
+    /** As {@link #prefill(int[], List)} with an explicit plan (its sizes cover the pending token too). */
+    public float[] prefill(int[] ids, List<ImageEmbedding> images, ChunkPlan plan) {
+        if (images.isEmpty()) {
+            return prefill(ids, plan);
+        }
+        if (ids.length == 0) {
+            throw new EdgeLmException("nothing to prefill: no token ids given");
+        }
+        model.checkTokens(ids, 0, ids.length);
+        checkRoom(ids.length, "a prompt of " + ids.length + " tokens");
+        int[] feed = withPending(ids);
+        ModelInput input = ModelInput.withImages(feed, engine.visionTokens().imagePad(), images,
+                model.config().hiddenSize(), state.position() + state.ropeDelta());
+        plan.split(feed.length); // validate before changing anything
+        float[] logits = model.prefill(state, input, plan, false);
+        append(ids);
+        pendingToken = -1;
+        lastLogits = logits;
+        prefilledTotal += ids.length;
+        prefilledLast = ids.length;
+        return logits.clone();
+    }
+
     /** Feeds one token (after the pending one, if any) and returns the logits that follow it. */
     public float[] decode(int id) {
         single[0] = id;
@@ -258,6 +292,11 @@ public final class Session {
      */
     public void cancel() {
         cancelRequested = true;
+    }
+
+    /** The engine this session runs on. */
+    public Engine engine() {
+        return engine;
     }
 
     /** Drops a cancel request that came too late to stop anything (a new turn starts clean). */

@@ -84,7 +84,22 @@ public final class Qwen35Model implements AutoCloseable {
             case LAST -> new float[config.vocabSize()];
             case NONE -> new float[0];
         };
-        run(state, tokens, offset, n, logits, trace, out);
+        run(state, tokens, offset, n, logits, trace, out, null);
+        return out;
+    }
+
+    /**
+     * Feeds {@code input}'s tokens {@code [offset, offset+n)}: embeddings it gives replace the looked-up ones, and
+     * its positions drive the rotary angles. Afterwards the state's rope delta makes later plain ids continue
+     * after the input's largest position. Returns logits as {@link #forward}.
+     */
+    public float[] forward(SequenceState state, ModelInput input, int offset, int n, Logits logits) {
+        float[] out = switch (logits) {
+            case ALL -> new float[n * config.vocabSize()];
+            case LAST -> new float[config.vocabSize()];
+            case NONE -> new float[0];
+        };
+        run(state, input.tokens(), offset, n, logits, null, out, input);
         return out;
     }
 
@@ -93,7 +108,7 @@ public final class Qwen35Model implements AutoCloseable {
      * the caller reuses: decode then allocates nothing per token.
      */
     public void forwardLast(SequenceState state, int[] tokens, int offset, int n, float[] out) {
-        run(state, tokens, offset, n, Logits.LAST, null, out);
+        run(state, tokens, offset, n, Logits.LAST, null, out, null);
     }
 
     /** Fails with an {@link EdgeLmException} naming the first of {@code tokens[offset .. offset+n)} outside the vocabulary. */
@@ -109,7 +124,7 @@ public final class Qwen35Model implements AutoCloseable {
 
     /** Forward calls take turns: they share the workspace and the thread pool. */
     private synchronized void run(SequenceState state, int[] tokens, int offset, int n, Logits logits, Trace trace,
-                                  float[] out) {
+                                  float[] out, ModelInput input) {
         if (n < 1) {
             throw new IllegalArgumentException("a chunk needs at least one token");
         }
@@ -118,13 +133,24 @@ public final class Qwen35Model implements AutoCloseable {
         state.reserve(n);
         Workspace ws = workspace;
         ws.ensure(config, n);
-        int start = state.position();
+        int start = state.position() + state.ropeDelta();
         // Split by token: 2-4 ms of a 256-token prefill on one thread (the angles' cos and sin above all).
         pool.forRange(n, 1, 64L * n * hidden, (t0, t1) -> {
             for (int t = t0; t < t1; t++) {
-                weights.embedTokens().decodeRow(tokens[offset + t], ws.x, t * hidden);
-                int p = start + t;
-                rope.angles(t, p, p, p, ws.cos, ws.sin);
+                int i = offset + t;
+                if (input == null) {
+                    weights.embedTokens().decodeRow(tokens[i], ws.x, t * hidden);
+                    int p = start + t;
+                    rope.angles(t, p, p, p, ws.cos, ws.sin);
+                    continue;
+                }
+                int row = input.embeddingRow()[i];
+                if (row < 0) {
+                    weights.embedTokens().decodeRow(tokens[i], ws.x, t * hidden);
+                } else {
+                    System.arraycopy(input.embeddings(), row * hidden, ws.x, t * hidden, hidden);
+                }
+                rope.angles(t, input.position(0, i), input.position(1, i), input.position(2, i), ws.cos, ws.sin);
             }
         });
         if (trace != null) {
@@ -155,6 +181,9 @@ public final class Qwen35Model implements AutoCloseable {
             }
         }
         state.advance(n);
+        if (input != null) {
+            state.setRopeDelta(input.deltaAfter(offset, n, state.position()));
+        }
         logits(ws, n, logits, trace, out);
     }
 
@@ -192,7 +221,7 @@ public final class Qwen35Model implements AutoCloseable {
         pool.forRange(n, 1, 64L * n * hidden, (t0, t1) -> {
             for (int t = t0; t < t1; t++) {
                 weights.embedTokens().decodeRow(tokens[t], ws.x, t * hidden);
-                int p = states[t].position();
+                int p = states[t].position() + states[t].ropeDelta(); // text after an image sits at a shifted rotary position
                 rope.angles(t, p, p, p, ws.cos, ws.sin);
             }
         });
@@ -271,7 +300,19 @@ public final class Qwen35Model implements AutoCloseable {
      * or only of the last position when {@code allLogits} is false.
      */
     public float[] prefill(SequenceState state, int[] tokens, ChunkPlan plan, boolean allLogits) {
-        int total = tokens.length;
+        return prefill(tokens.length, plan, allLogits, (done, size, mode) -> forward(state, tokens, done, size, mode));
+    }
+
+    /** As {@link #prefill(SequenceState, int[], ChunkPlan, boolean)} for a multimodal input. */
+    public float[] prefill(SequenceState state, ModelInput input, ChunkPlan plan, boolean allLogits) {
+        return prefill(input.length(), plan, allLogits, (done, size, mode) -> forward(state, input, done, size, mode));
+    }
+
+    private interface Chunk {
+        float[] run(int offset, int n, Logits logits);
+    }
+
+    private float[] prefill(int total, ChunkPlan plan, boolean allLogits, Chunk chunk) {
         float[] out = allLogits ? new float[total * config.vocabSize()] : null;
         float[] last = null;
         int done = 0;
@@ -280,7 +321,7 @@ public final class Qwen35Model implements AutoCloseable {
             int size = chunks.get(i);
             boolean isLast = i == chunks.size() - 1;
             Logits mode = allLogits ? Logits.ALL : isLast ? Logits.LAST : Logits.NONE;
-            float[] l = forward(state, tokens, done, size, mode);
+            float[] l = chunk.run(done, size, mode);
             if (allLogits) {
                 System.arraycopy(l, 0, out, done * config.vocabSize(), l.length);
             } else if (isLast) {

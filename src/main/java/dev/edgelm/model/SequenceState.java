@@ -20,6 +20,8 @@ public final class SequenceState {
     private final Qwen35Config config;
     private final int capacity;
     private int position;
+    /** Rotary position of the next token minus {@link #position}: nonzero after an image (see {@link ModelInput}). */
+    private int ropeDelta;
     final float[][] convWindow;
     final float[][] recurrent;
     final float[][] keys;
@@ -29,18 +31,20 @@ public final class SequenceState {
     /** The fixed-size part of a state at one position. */
     public static final class Checkpoint {
         private final int position;
+        private final int ropeDelta;
         private final float[][] convWindow;
         private final float[][] recurrent;
         /** With {@link #snapshot()}: the KV cache up to the position; null for a plain checkpoint. */
         private final float[][] keys;
         private final float[][] values;
 
-        private Checkpoint(int position, float[][] convWindow, float[][] recurrent) {
-            this(position, convWindow, recurrent, null, null);
+        private Checkpoint(int position, int ropeDelta, float[][] convWindow, float[][] recurrent) {
+            this(position, ropeDelta, convWindow, recurrent, null, null);
         }
 
-        private Checkpoint(int position, float[][] convWindow, float[][] recurrent, float[][] keys, float[][] values) {
+        private Checkpoint(int position, int ropeDelta, float[][] convWindow, float[][] recurrent, float[][] keys, float[][] values) {
             this.position = position;
+            this.ropeDelta = ropeDelta;
             this.convWindow = convWindow;
             this.recurrent = recurrent;
             this.keys = keys;
@@ -111,6 +115,7 @@ public final class SequenceState {
         this.config = other.config;
         this.capacity = other.capacity;
         this.position = other.position;
+        this.ropeDelta = other.ropeDelta;
         this.kvAllocated = other.kvAllocated;
         this.convWindow = deepCopy(other.convWindow);
         this.recurrent = deepCopy(other.recurrent);
@@ -139,12 +144,24 @@ public final class SequenceState {
         return capacity;
     }
 
+    /**
+     * The rotary position of the next plain token minus {@link #position()}: 0 for text, negative after an image
+     * (its tokens advance the position by their count but the rotary positions only by the grid's larger side).
+     */
+    public int ropeDelta() {
+        return ropeDelta;
+    }
+
+    void setRopeDelta(int delta) {
+        ropeDelta = delta;
+    }
+
     public SequenceState copy() {
         return new SequenceState(this);
     }
 
     public Checkpoint checkpoint() {
-        return new Checkpoint(position, deepCopy(convWindow), deepCopy(recurrent));
+        return new Checkpoint(position, ropeDelta, deepCopy(convWindow), deepCopy(recurrent));
     }
 
     /**
@@ -161,7 +178,7 @@ public final class SequenceState {
                 v[i] = Arrays.copyOf(values[i], position * kvWidth);
             }
         }
-        return new Checkpoint(position, deepCopy(convWindow), deepCopy(recurrent), k, v);
+        return new Checkpoint(position, ropeDelta, deepCopy(convWindow), deepCopy(recurrent), k, v);
     }
 
     /**
@@ -200,6 +217,7 @@ public final class SequenceState {
             }
         }
         position = checkpoint.position;
+        ropeDelta = checkpoint.ropeDelta;
     }
 
     /**
@@ -256,6 +274,7 @@ public final class SequenceState {
     /** Back to an empty sequence. */
     public void reset() {
         position = 0;
+        ropeDelta = 0;
         for (int i = 0; i < convWindow.length; i++) {
             if (convWindow[i] != null) {
                 Arrays.fill(convWindow[i], 0f);
