@@ -181,6 +181,9 @@ public final class Session {
                     stopToken = t;
                     break;
                 }
+                if (options.topLogprobs() >= 0) {
+                    listener.onLogprobs(TokenLogprobs.of(logits, t, options.topLogprobs()));
+                }
                 sampler.accept(t);
                 if (count == emitted.length) {
                     emitted = Arrays.copyOf(emitted, Math.min(limit, 2 * count));
