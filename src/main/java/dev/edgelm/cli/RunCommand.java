@@ -92,7 +92,7 @@ final class RunCommand implements Callable<Integer> {
         if (interactive && !context.stdinIsTerminal()) {
             throw new EdgeLmException("nothing to answer: give --prompt, pipe text in, or run on a terminal for a chat");
         }
-        Path path = localModel(context);
+        Path path = localModel(model, context);
         ChatFormat format = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
                 + ": this model has no tokenizer, so it cannot take text; it runs on token ids only: edgelm score "
                 + path + " --tokens 1,2,3"));
@@ -136,8 +136,11 @@ final class RunCommand implements Callable<Integer> {
         return piped == null ? prompt : prompt + "\n\n" + piped;
     }
 
-    /** MODEL as a local file or folder; a Hub id is downloaded and converted once to an int8 GGUF file. */
-    private Path localModel(ProcessContext context) {
+    /**
+     * MODEL as a local file or folder; a Hub id is downloaded and converted once to an int8 GGUF file. Shared
+     * with {@code serve}, so both resolve a model name the same way.
+     */
+    static Path localModel(String model, ProcessContext context) {
         if (isLocal(model)) {
             return Path.of(model);
         }

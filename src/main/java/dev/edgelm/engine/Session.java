@@ -87,6 +87,11 @@ public final class Session {
         public int length() {
             return length;
         }
+
+        /** Memory the checkpoint holds (the fixed-size model state and the saved logits). */
+        public long bytes() {
+            return state.bytes() + (lastLogits == null ? 0 : 4L * lastLogits.length);
+        }
     }
 
     /**
