@@ -12,14 +12,14 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 /** The tiny-chat model served on a free loopback port. */
-final class TestServer implements AutoCloseable {
-    static final String MODEL_ID = "tiny-chat";
+public final class TestServer implements AutoCloseable {
+    public static final String MODEL_ID = "tiny-chat";
     final EdgeLmServer server;
     final SessionPool pool;
-    final String base;
+    public final String base;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
-    TestServer(int parallel, int queue, int ctx, ServerOptions options) {
+    public TestServer(int parallel, int queue, int ctx, ServerOptions options) {
         server = EdgeLmServer.start(options);
         Engine engine = Engine.load(TinyChat.DIR, EngineOptions.defaults().withThreads(1).withMaxNumTokens(ctx));
         pool = new SessionPool(engine, parallel, queue, 64L << 20);
@@ -27,7 +27,7 @@ final class TestServer implements AutoCloseable {
         base = "http://127.0.0.1:" + server.port();
     }
 
-    TestServer(int parallel, int queue) {
+    public TestServer(int parallel, int queue) {
         this(parallel, queue, 1024, ServerOptions.loopback(0));
     }
 
