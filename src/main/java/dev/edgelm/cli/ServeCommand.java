@@ -2,6 +2,7 @@ package dev.edgelm.cli;
 
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
+import dev.edgelm.engine.Warmup;
 import dev.edgelm.server.EdgeLmServer;
 import dev.edgelm.server.ServedModel;
 import dev.edgelm.server.ServerOptions;
@@ -107,6 +108,7 @@ final class ServeCommand implements Callable<Integer> {
                 eo = eo.withThreads(threads);
             }
             Engine engine = Engine.load(path, eo);
+            Warmup.runToCompletion(engine); // compile the kernels before the first request (health says 503 meanwhile)
             SessionPool pool = new SessionPool(engine, parallel, queue, cacheRamMb << 20);
             server.serve(new ServedModel(alias != null ? alias : model, engine, format, pool));
         } catch (RuntimeException e) {
