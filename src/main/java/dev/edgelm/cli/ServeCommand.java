@@ -74,6 +74,8 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "N", description = "Worker threads of the kernels. Default: the physical cores.")
     Integer threads;
 
+    private volatile boolean ready;
+
     @Override
     public Integer call() {
         if (parallel < 1) {
@@ -93,8 +95,19 @@ final class ServeCommand implements Callable<Integer> {
                 ServerOptions.DEFAULT_MAX_MESSAGES); // refuses a non-loopback host without a key
         PrintWriter err = spec.commandLine().getErr();
         CountDownLatch stop = new CountDownLatch(1);
-        Signal.handle(new Signal("TERM"), s -> stop.countDown());
-        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        for (String name : new String[] {"TERM", "INT"}) {
+            try {
+                // sun.misc.Signal rather than a shutdown hook: the hook would run after the JVM chose exit status 143
+                Signal.handle(new Signal(name), sig -> {
+                    if (!ready) {
+                        System.exit(0); // nothing is being served yet: stop loading
+                    }
+                    stop.countDown();
+                });
+            } catch (IllegalArgumentException e) {
+                err.println("warning: cannot handle SIG" + name + " (" + e.getMessage() + "); it will stop the server at once");
+            }
+        }
         EdgeLmServer server = EdgeLmServer.start(options);
         String url = "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + server.port();
         err.println("edgelm serve: listening on " + url + " (loading " + model + ")");
@@ -115,6 +128,7 @@ final class ServeCommand implements Callable<Integer> {
             server.stop();
             throw e;
         }
+        ready = true;
         err.println("edgelm serve: ready: " + url + "/v1 (model '" + (alias != null ? alias : model) + "', " + parallel
                 + " slots, context " + ctx + ")");
         err.flush();

@@ -173,7 +173,8 @@ final class Generation {
                     .topLogprobs(topLogprobs);
             if (format != ChatRequest.ResponseFormat.TEXT) {
                 byte[][] vocabulary = model.vocabularyBytes();
-                b.constraint(() -> new JsonObjectConstraint(vocabulary));
+                boolean[] plain = model.plainTokens();
+                b.constraint(() -> new JsonObjectConstraint(vocabulary, plain));
             }
             return b.build();
         } catch (EdgeLmException e) {

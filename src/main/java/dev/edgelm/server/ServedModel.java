@@ -25,6 +25,7 @@ public final class ServedModel implements AutoCloseable {
     private final int imStart;
     private final long created = System.currentTimeMillis() / 1000;
     private volatile byte[][] vocabularyBytes;
+    private volatile boolean[] plainTokens;
 
     public ServedModel(String id, Engine engine, ChatFormat format, GenerationBackend backend) {
         this.id = id;
@@ -106,9 +107,16 @@ public final class ServedModel implements AutoCloseable {
         byte[][] v = vocabularyBytes;
         if (v == null) {
             v = JsonObjectConstraint.vocabularyBytes(format.tokenizer(), engine.config().vocabSize());
+            plainTokens = JsonObjectConstraint.plainStringTokens(v);
             vocabularyBytes = v;
         }
         return v;
+    }
+
+    /** {@link JsonObjectConstraint#plainStringTokens} of {@link #vocabularyBytes()}. */
+    boolean[] plainTokens() {
+        vocabularyBytes();
+        return plainTokens;
     }
 
     /** A token's text, or null when its bytes are not valid UTF-8 on their own. */

@@ -97,6 +97,7 @@ class ConcurrencyTest {
     @Test
     void loadTest() throws Exception {
         LoadResult r = load(16, 8_000, 4, 8);
+        System.out.println("load test, 16 clients, 8 s, 4 slots, queue 8: " + r);
         assertEquals(0, r.serverErrors, r.toString());
         assertEquals(0, r.broken, r.toString());
         assertTrue(r.completed > 0, r.toString());
