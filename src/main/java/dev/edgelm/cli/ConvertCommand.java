@@ -1,6 +1,9 @@
 package dev.edgelm.cli;
 
 import dev.edgelm.convert.GgufConverter;
+import dev.edgelm.convert.MmprojConverter;
+import dev.edgelm.convert.MmprojType;
+import dev.edgelm.convert.MmprojWriter;
 import dev.edgelm.convert.QuantRecipe;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.util.EdgeLmException;
@@ -36,9 +39,22 @@ final class ConvertCommand implements Callable<Integer> {
                     + "output head). Norms, ssm_a, ssm_dt.bias and the conv stay F32. Default: ${DEFAULT-VALUE}.")
     String quant;
 
+    @Option(names = "--mmproj-type", paramLabel = "TYPE", defaultValue = "f16",
+            description = "When the checkpoint has a vision tower, its projector file mmproj-<output name>.gguf is written "
+                    + "beside the output: encoder matrices f16, bf16 or f32 (the merger in Q8_0 under int8 / int4; norms, "
+                    + "biases and the position table F32). Default: ${DEFAULT-VALUE}.")
+    String mmprojType;
+
+    @Option(names = "--no-mmproj", description = "Do not write the vision projector file.")
+    boolean noMmproj;
+
     @Override
     public Integer call() {
         QuantRecipe recipe = QuantRecipe.parse(quant);
+        MmprojType visionType = MmprojType.parse(mmprojType);
+        // the vision config is checked before the text model is written, so a bad one fails early
+        boolean vision = !noMmproj && Files.isRegularFile(checkpoint.resolve("config.json"))
+                && MmprojConverter.shapeOf(checkpoint) != null;
         if (Files.isDirectory(output)) {
             throw new EdgeLmException(output + ": is a folder; -o needs a file name");
         }
@@ -59,7 +75,25 @@ final class ConvertCommand implements Callable<Integer> {
                 .map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining(", "));
         spec.commandLine().getOut().printf("wrote %s: %s, %d tensors (%s), recipe %s%s%n", r.output(), Sizes.bytes(r.bytes()),
                 r.tensors(), types, recipe.cliName(), r.tokenizer() ? "" : ", no tokenizer");
+        if (vision) {
+            Path mmproj = MmprojConverter.besideModel(output);
+            ProgressBar visionBar = new ProgressBar(err);
+            MmprojWriter.Result v;
+            try {
+                v = MmprojConverter.convert(checkpoint, mmproj, visionType, recipe, w -> err.println("warning: " + w), visionBar);
+            } finally {
+                visionBar.done();
+            }
+            spec.commandLine().getOut().printf("wrote %s: vision projector, %s, %d tensors (%s)%n", v.output(), Sizes.bytes(v.bytes()),
+                    v.tensors(), describe(v.typeCounts()));
+        }
         spec.commandLine().getOut().flush();
         return 0;
+    }
+
+    static String describe(Map<GgmlType, Integer> typeCounts) {
+        return typeCounts.entrySet().stream()
+                .sorted(Map.Entry.<GgmlType, Integer>comparingByValue().reversed())
+                .map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining(", "));
     }
 }

@@ -1,8 +1,12 @@
 package dev.edgelm.cli;
 
+import dev.edgelm.convert.MmprojConverter;
+import dev.edgelm.convert.MmprojType;
+import dev.edgelm.convert.MmprojWriter;
 import dev.edgelm.convert.QuantRecipe;
 import dev.edgelm.convert.RowStreamWriter;
 import dev.edgelm.synth.SynthShape;
+import dev.edgelm.synth.SyntheticMmproj;
 import dev.edgelm.synth.SyntheticModel;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
@@ -42,10 +46,19 @@ final class SynthCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed of the weights (default ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--mmproj", description = "Also write a vision projector file (mmproj-<output name>.gguf) beside the output, "
+            + "random weights at the released vision tower of the size.")
+    boolean mmproj;
+
+    @Option(names = "--mmproj-type", paramLabel = "TYPE", defaultValue = "f16",
+            description = "The projector's encoder matrices: f16, bf16 or f32 (merger Q8_0 under int8 / int4). Default: ${DEFAULT-VALUE}.")
+    String mmprojType;
+
     @Override
     public Integer call() {
         SynthShape shape = SynthShape.released(size);
         QuantRecipe recipe = QuantRecipe.parse(quant);
+        MmprojType visionType = MmprojType.parse(mmprojType);
         if (Files.isDirectory(output)) {
             throw new EdgeLmException(output + ": is a folder; -o needs a file name");
         }
@@ -68,6 +81,18 @@ final class SynthCommand implements Callable<Integer> {
         spec.commandLine().getOut().printf("wrote %s: %s random weights, %s, %d tensors (%s), recipe %s, seed %d, %.1f s%n",
                 r.output(), shape.modelName(), Sizes.bytes(r.bytes()), r.tensors(), types, recipe.cliName(), seed,
                 (System.nanoTime() - start) / 1e9);
+        if (mmproj) {
+            Path file = MmprojConverter.besideModel(output);
+            ProgressBar visionBar = new ProgressBar(err);
+            MmprojWriter.Result v;
+            try {
+                v = SyntheticMmproj.write(shape, visionType, recipe, seed, file, w -> err.println("warning: " + w), visionBar);
+            } finally {
+                visionBar.done();
+            }
+            spec.commandLine().getOut().printf("wrote %s: %s vision projector random weights, %s, %d tensors (%s)%n", v.output(),
+                    shape.modelName(), Sizes.bytes(v.bytes()), v.tensors(), ConvertCommand.describe(v.typeCounts()));
+        }
         spec.commandLine().getOut().flush();
         return 0;
     }

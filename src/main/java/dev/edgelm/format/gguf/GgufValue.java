@@ -208,6 +208,12 @@ public final class GgufValue {
         return ((long[]) value).clone();
     }
 
+    /** The elements of a float32 array. */
+    public float[] floats() {
+        requireArray(elementType == GgufValueType.FLOAT32, "f32");
+        return ((float[]) value).clone();
+    }
+
     public String[] strings() {
         requireArray(elementType == GgufValueType.STRING, "string");
         return ((String[]) value).clone();
