@@ -91,13 +91,16 @@ class ConcurrencyTest {
     }
 
     /**
-     * A bounded load test: 16 streaming clients for about 8 s on 4 slots with a short queue. No 5xx; every
+     * A bounded load test: 16 streaming clients for about 8 s on 4 slots with a short queue (a longer run:
+     * {@code bin/mvn -B test -Dtest=ConcurrencyTest#loadTest -Dedgelm.load.clients=32 -Dedgelm.load.seconds=30}). No 5xx; every
      * stream ends with [DONE] or is a clean 429; afterwards nothing is left running (metrics back to zero).
      */
     @Test
     void loadTest() throws Exception {
-        LoadResult r = load(16, 8_000, 4, 8);
-        System.out.println("load test, 16 clients, 8 s, 4 slots, queue 8: " + r);
+        int clients = Integer.getInteger("edgelm.load.clients", 16);
+        int seconds = Integer.getInteger("edgelm.load.seconds", 8);
+        LoadResult r = load(clients, seconds * 1000L, 4, 8);
+        System.out.println("load test, " + clients + " clients, " + seconds + " s, 4 slots, queue 8: " + r);
         assertEquals(0, r.serverErrors, r.toString());
         assertEquals(0, r.broken, r.toString());
         assertTrue(r.completed > 0, r.toString());
