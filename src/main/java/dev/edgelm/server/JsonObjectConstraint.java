@@ -22,6 +22,9 @@ public final class JsonObjectConstraint implements TokenConstraint {
     private final boolean[] plain;
     private final Recogniser state = new Recogniser();
     private final Recogniser probe = new Recogniser();
+    private final boolean[] firstByteOk = new boolean[256];
+    /** Off in tests: every token walked, the reference for the shortcuts. */
+    boolean shortcuts = true;
 
     /** The bytes of every token that is text (special tokens and missing ids: null), shared by all generations. */
     public static byte[][] vocabularyBytes(Tokenizer tokenizer, int modelVocab) {
@@ -84,13 +87,18 @@ public final class JsonObjectConstraint implements TokenConstraint {
     @Override
     public void mask(float[] logits) {
         int n = Math.min(logits.length, vocabulary.length);
-        boolean inString = state.mode == Mode.STRING;
+        boolean inString = shortcuts && state.mode == Mode.STRING;
+        // a token whose first byte is refused is refused: 256 probes instead of a walk over most tokens
+        for (int c = 0; c < 256; c++) {
+            probe.copyFrom(state);
+            firstByteOk[c] = !shortcuts || probe.feed((byte) c);
+        }
         for (int id = 0; id < n; id++) {
             if (inString && plain[id]) {
                 continue;
             }
             byte[] b = vocabulary[id];
-            if (b == null || !accepts(b)) {
+            if (b == null || !firstByteOk[b[0] & 0xff] || !accepts(b)) {
                 logits[id] = Float.NEGATIVE_INFINITY;
             }
         }

@@ -70,6 +70,25 @@ class JsonObjectConstraintTest {
     }
 
     @Test
+    void theShortcutsMaskExactlyWhatWalkingEveryTokenMasks() {
+        dev.edgelm.template.ChatFormat f = dev.edgelm.template.ChatFormat.load(dev.edgelm.chat.TinyChat.DIR);
+        byte[][] vocab = JsonObjectConstraint.vocabularyBytes(f.tokenizer(), 8320);
+        for (String prefix : new String[] {"", "{", "{\"key\"", "{\"key\": ", "{\"key\": \"some te", "{\"a\": [1, 2",
+                "{\"a\": \"x\\", "{\"a\": tr", "{\"a\": {}"}) {
+            JsonObjectConstraint fast = new JsonObjectConstraint(vocab);
+            JsonObjectConstraint slow = new JsonObjectConstraint(vocab);
+            slow.shortcuts = false;
+            assertTrue(fast.feedText(prefix.getBytes(StandardCharsets.UTF_8)), prefix);
+            slow.feedText(prefix.getBytes(StandardCharsets.UTF_8));
+            float[] a = new float[8320];
+            float[] b = new float[8320];
+            fast.mask(a);
+            slow.mask(b);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(b, a, prefix);
+        }
+    }
+
+    @Test
     void maskAllowsExactlyTheTokensThatKeepTheTextValid() {
         byte[][] vocab = {"{".getBytes(), "}".getBytes(), "\"a\"".getBytes(), ":".getBytes(), "1".getBytes(), "x".getBytes(), null};
         JsonObjectConstraint c = new JsonObjectConstraint(vocab);
