@@ -13,20 +13,32 @@ edgelm_find_java() {
     d=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
     candidates+=("$d")
   fi
-  for d in /usr/lib/jvm/* /opt/java/* /opt/jdk* "$HOME"/.sdkman/candidates/java/* \
-           /Library/Java/JavaVirtualMachines/*/Contents/Home; do
+  # EDGELM_JDK_SEARCH replaces the usual install folders (a space-separated list of globs)
+  local search=${EDGELM_JDK_SEARCH:-'/usr/lib/jvm/* /opt/java/* /opt/jdk* '"$HOME"'/.sdkman/candidates/java/* /Library/Java/JavaVirtualMachines/*/Contents/Home'}
+  for d in $search; do
     [ -d "$d" ] && candidates+=("$d")
   done
+  local seen=""
   for d in "${candidates[@]}"; do
-    if [ -x "$d/bin/java" ] && [ -x "$d/bin/javac" ]; then
+    if [ -x "$d/bin/java" ]; then
       local major
       major=$(edgelm_java_major "$d")
-      if [ -n "$major" ] && [ "$major" -ge 25 ]; then
+      if [ -n "$major" ] && [ "$major" -ge 25 ] && [ -x "$d/bin/javac" ]; then
         EDGELM_JAVA_HOME="$d"
         return 0
       fi
+      seen="$seen ${d} (Java ${major:-?}$([ -x "$d/bin/javac" ] || echo ', no javac: a JRE')),"
     fi
   done
-  echo "edgelm: no JDK 25 found (looked at JAVA_HOME, java on PATH and the usual install folders); install one or set JAVA_HOME" >&2
+  cat >&2 <<MSG
+edgelm: EdgeLM needs a JDK 25 (or newer); none was found in JAVA_HOME, the java on the PATH or the usual install folders.
+${seen:+  found instead:${seen%,}
+}Install one, then run this again (or set JAVA_HOME to it):
+  Debian, Ubuntu:  sudo apt-get install openjdk-25-jdk
+  Fedora, RHEL:    sudo dnf install java-25-openjdk-devel
+  macOS:           brew install openjdk@25
+  Windows:         winget install EclipseAdoptium.Temurin.25.JDK
+  any system:      https://adoptium.net/temurin/releases/?version=25  or  https://jdk.java.net/25/
+MSG
   return 1
 }

@@ -14,6 +14,9 @@ public interface ChatListener {
     /** Text of the answer. */
     default void onAnswer(String text) {}
 
+    /** Before the prompt is read: {@code tokens} new tokens to prefill (the rest of the conversation is reused). */
+    default void onPrefill(int tokens) {}
+
     /** Every generated token id, before its text (which may come later, or never for special tokens). */
     default void onToken(int id) {}
 }

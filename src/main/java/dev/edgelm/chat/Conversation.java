@@ -135,6 +135,7 @@ public final class Conversation {
         int probe = probeBoundary(next, ids);
         try {
             Reuse reuse = reuse(ids);
+            listener.onPrefill(ids.length - reuse.kept);
             prefill(ids, reuse.kept, probe);
             return generate(next, prompt, ids, reuse, options, listener);
         } catch (RuntimeException e) {
@@ -255,6 +256,68 @@ public final class Conversation {
     /** A copy that continues independently (model state, history and snapshots). */
     public Conversation fork() {
         return new Conversation(this);
+    }
+
+    /**
+     * Replaces the history with {@code history} (user and assistant messages, no system message: that is
+     * {@link #setSystem}), as a saved chat is loaded. The model state starts over; the next turn reads it all.
+     */
+    public void restore(List<Map<String, Object>> history) {
+        for (Map<String, Object> m : history) {
+            Object role = m.get("role");
+            if (!"user".equals(role) && !"assistant".equals(role) && !"tool".equals(role)) {
+                throw new EdgeLmException("a saved message has role '" + role + "' (expected user, assistant or tool)");
+            }
+        }
+        reset();
+        for (Map<String, Object> m : history) {
+            messages.add(java.util.Collections.unmodifiableMap(new LinkedHashMap<>(m)));
+        }
+    }
+
+    /**
+     * Writes the model state for {@link #restoreState}: the state as far as the next turn will read it the same
+     * way (the template may render the last reply differently from how it was generated; then the latest
+     * snapshot before that point is written).
+     */
+    public void saveState(java.io.OutputStream out) throws java.io.IOException {
+        List<Map<String, Object>> probe = new ArrayList<>(rendered());
+        probe.add(Map.of("role", "user", "content", PROBE_TEXT));
+        int[] next;
+        try {
+            next = format.tokenizer().encode(format.template().render(probe, null, true, kwargs()));
+        } catch (EdgeLmException e) {
+            next = new int[0];
+        }
+        int[] held = session.tokens();
+        int common = commonPrefix(held, next);
+        if (common == held.length) {
+            session.save(out);
+            return;
+        }
+        Session copy = session.fork();
+        Session.Checkpoint best = null;
+        for (Session.Checkpoint c : snapshots) {
+            if (c.length() <= common && (best == null || c.length() > best.length())) {
+                best = c;
+            }
+        }
+        if (best != null) {
+            copy.rollback(best);
+        } else {
+            copy.reset();
+        }
+        copy.save(out);
+    }
+
+    /**
+     * After {@link #restore}: the model state a {@link Session#save} wrote at the end of that history, so that
+     * the next turn continues from it instead of reading the history again.
+     */
+    public void restoreState(java.io.InputStream in) throws java.io.IOException {
+        snapshots.clear();
+        session.restore(in);
+        snapshot();
     }
 
     /** Forgets the history (the system prompt and thinking setting stay) and the model state. */

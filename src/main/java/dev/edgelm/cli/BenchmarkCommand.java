@@ -1,7 +1,5 @@
 package dev.edgelm.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.edgelm.engine.Benchmark;
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
@@ -10,7 +8,12 @@ import dev.edgelm.util.PeakMemory;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import dev.edgelm.hub.ModelResolver;
+import dev.edgelm.util.BuildInfo;
+import dev.edgelm.util.MachineInfo;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -26,8 +29,15 @@ final class BenchmarkCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "Model: a checkpoint folder, or a Hugging Face model id (owner/name[@revision]) to download.")
+    @ParentCommand
+    Main main;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = ModelSource.MODEL_HELP
+            + " The same name loads the same file as 'edgelm run'.")
     String model;
+
+    @Mixin
+    ModelSource source;
 
     @Option(names = {"-p", "--prefill-tokens"}, paramLabel = "N", defaultValue = "256",
             description = "Prompt length in tokens (default ${DEFAULT-VALUE}).")
@@ -40,14 +50,15 @@ final class BenchmarkCommand implements Callable<Integer> {
     @Option(names = "--runs", paramLabel = "N", defaultValue = "3", description = "Measured runs (default ${DEFAULT-VALUE}).")
     int runs;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Worker threads (default: physical cores).")
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Worker threads (default: physical cores).")
     Integer threads;
 
     @Option(names = "--max-num-tokens", paramLabel = "N",
             description = "Context capacity of the sessions (default: prompt + decode tokens + 1).")
     Integer maxNumTokens;
 
-    @Option(names = "--json", description = "Print one JSON object instead of text.")
+    @Option(names = "--json", description = "Print one JSON object instead of text (schema_version "
+            + BenchmarkJson.SCHEMA_VERSION + ": the build, machine and model, the figures, and every run's samples).")
     boolean json;
 
     @Override
@@ -66,23 +77,38 @@ final class BenchmarkCommand implements Callable<Integer> {
         if (threads != null) {
             options = options.withThreads(threads);
         }
-        try (Engine engine = Engine.open(model, options)) {
-            Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs);
+        ModelResolver.Resolved resolved = source.resolve(model, main.context);
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("benchmark: loading " + resolved.describe() + " ...");
+        err.flush();
+        try (Engine engine = Engine.load(resolved.path(), options)) {
+            Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs,
+                    step -> {
+                        err.println("benchmark: " + step + (step.startsWith("measuring") ? " ..." : " (" + prefillTokens
+                                + " prompt + " + decodeTokens + " decode tokens) ..."));
+                        err.flush();
+                    });
             PeakMemory memory = PeakMemory.read();
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
-                out.println(toJson(engine, report, memory));
+                out.println(BenchmarkJson.of(resolved, engine, report, memory));
             } else {
-                printText(out, engine, report, memory);
+                printText(out, resolved, engine, report, memory);
             }
             out.flush();
         }
         return 0;
     }
 
-    private static void printText(PrintWriter out, Engine engine, Benchmark.Report r, PeakMemory memory) {
-        out.println("Model: " + engine.modelPath() + " (" + engine.config().numLayers() + " layers "
-                + engine.config().layerPattern() + ", vocab " + engine.config().vocabSize() + ")");
+    private static void printText(PrintWriter out, ModelResolver.Resolved resolved, Engine engine, Benchmark.Report r,
+                                  PeakMemory memory) {
+        out.println("EdgeLM " + BuildInfo.version() + " (" + BuildInfo.commit() + "), " + MachineInfo.jvm()
+                + ", Vector API " + BenchmarkJson.vectorBits() + "-bit");
+        out.println("CPU: " + MachineInfo.cpuModel() + (MachineInfo.cpuFlags().isEmpty() ? ""
+                : " (" + String.join(" ", MachineInfo.cpuFlags()) + ")"));
+        out.println("Model: " + resolved.path() + " (" + Sizes.bytes(resolved.bytes()) + ", " + resolved.quant() + "; "
+                + engine.config().numLayers() + " layers " + engine.config().layerPattern() + ", vocab "
+                + engine.config().vocabSize() + ")");
         out.println("Threads: " + engine.options().threads());
         out.println("Prompt tokens: " + r.promptTokens() + ", decode tokens: " + r.decodeTokens()
                 + ", runs: " + r.runs() + " (after 1 warm-up run)");
@@ -95,7 +121,7 @@ final class BenchmarkCommand implements Callable<Integer> {
                 r.decodeBytesPerSecond() / 1e9));
         out.println(format("Memory read bandwidth: %.1f GB/s (same threads, measured after the runs); decode used %.0f%% of it",
                 r.readBytesPerSecond() / 1e9, 100 * r.decodeBytesPerSecond() / r.readBytesPerSecond()));
-        out.println(format("Peak memory: %.1f MB", memory.bytes() / (1024.0 * 1024.0))
+        out.println(format("Peak memory: %.1f MiB", memory.bytes() / (1024.0 * 1024.0))
                 + (memory.isRss() ? "" : " (JVM memory pools; resident set size unavailable)"));
     }
 
@@ -105,32 +131,5 @@ final class BenchmarkCommand implements Callable<Integer> {
 
     private static String format(String fmt, Object... values) {
         return String.format(Locale.ROOT, fmt, values);
-    }
-
-    private static String toJson(Engine engine, Benchmark.Report r, PeakMemory memory) {
-        ObjectNode o = new ObjectMapper().createObjectNode();
-        o.put("prefill_tokens_per_second", r.prefillTokensPerSecond().median());
-        o.put("decode_tokens_per_second", r.decodeTokensPerSecond().median());
-        o.put("init_seconds", engine.loadSeconds());
-        o.put("ttft_seconds", r.ttftSeconds().median());
-        o.put("decode_weight_bytes_per_token", r.decodeBytesPerToken());
-        o.put("decode_weight_bytes_per_second", r.decodeBytesPerSecond());
-        o.put("read_bandwidth_bytes_per_second", r.readBytesPerSecond());
-        o.put("peak_rss_bytes", memory.bytes());
-        o.put("peak_memory_source", memory.source());
-        o.put("prefill_tokens_per_second_min", r.prefillTokensPerSecond().min());
-        o.put("prefill_tokens_per_second_max", r.prefillTokensPerSecond().max());
-        o.put("decode_tokens_per_second_min", r.decodeTokensPerSecond().min());
-        o.put("decode_tokens_per_second_max", r.decodeTokensPerSecond().max());
-        o.put("ttft_seconds_min", r.ttftSeconds().min());
-        o.put("ttft_seconds_max", r.ttftSeconds().max());
-        o.put("ttft_first_run_seconds", r.firstTtftSeconds());
-        o.put("prompt_tokens", r.promptTokens());
-        o.put("decode_tokens", r.decodeTokens());
-        o.put("runs", r.runs());
-        o.put("threads", engine.options().threads());
-        o.put("max_num_tokens", engine.options().maxNumTokens());
-        o.put("model", engine.modelPath().toString());
-        return o.toString();
     }
 }

@@ -13,31 +13,43 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
+import dev.edgelm.hub.ModelResolver;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** Hugging Face checkpoint folder to one GGUF file. */
-@Command(name = "convert", mixinStandardHelpOptions = true,
-        description = "Convert a Hugging Face Qwen3.5 checkpoint folder into one GGUF file (llama.cpp's qwen35 layout) "
-                + "carrying the weights, tokenizer, chat template, stop tokens and generation defaults.")
+@Command(name = "convert", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Convert a Hugging Face Qwen3.5 checkpoint (a folder, or a Hub id: its download) into one GGUF "
+                + "file (llama.cpp's qwen35 layout) carrying the weights, tokenizer, chat template, stop tokens and "
+                + "generation defaults.")
 final class ConvertCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "CHECKPOINT_DIR", description = "Hugging Face checkpoint folder.")
-    Path checkpoint;
+    @ParentCommand
+    Main main;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A checkpoint folder (config.json + *.safetensors), "
+            + "or a Hugging Face model id such as Qwen/Qwen3.5-0.8B (optionally @revision): its checkpoint, downloaded "
+            + "if its weights are not in the cache.")
+    String name;
 
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Output .gguf file.")
     Path output;
 
-    @Option(names = "--quant", paramLabel = "RECIPE", defaultValue = "bf16",
-            description = "bf16 (as released), int8 (Q8_0 everywhere) or int4 (Q4_0 linear layers, Q8_0 embedding and "
-                    + "output head). Norms, ssm_a, ssm_dt.bias and the conv stay F32. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--quant", paramLabel = "RECIPE", defaultValue = "int8",
+            description = "int8 (Q8_0 everywhere; what 'edgelm run' makes of a download), int4 (Q4_0 linear layers, "
+                    + "Q8_0 embedding and output head) or bf16 (as released). Norms, ssm_a, ssm_dt.bias and the conv "
+                    + "stay F32. Default: ${DEFAULT-VALUE}.")
     String quant;
+
+    @Option(names = "--offline", description = "Never touch the network (also HF_HUB_OFFLINE=1).")
+    boolean offline;
 
     @Option(names = "--mmproj-type", paramLabel = "TYPE", defaultValue = "f16",
             description = "When the checkpoint has a vision tower, its projector file mmproj-<output name>.gguf is written "
@@ -52,9 +64,6 @@ final class ConvertCommand implements Callable<Integer> {
     public Integer call() {
         QuantRecipe recipe = QuantRecipe.parse(quant);
         MmprojType visionType = MmprojType.parse(mmprojType);
-        // the vision config is checked before the text model is written, so a bad one fails early
-        boolean vision = !noMmproj && Files.isRegularFile(checkpoint.resolve("config.json"))
-                && MmprojConverter.shapeOf(checkpoint) != null;
         if (Files.isDirectory(output)) {
             throw new EdgeLmException(output + ": is a folder; -o needs a file name");
         }
@@ -62,6 +71,15 @@ final class ConvertCommand implements Callable<Integer> {
         if (parent == null || !Files.isDirectory(parent)) {
             throw new EdgeLmException(output + ": folder " + parent + " does not exist");
         }
+        Path checkpoint = ModelResolver.resolve(name, ModelResolver.Options.defaults().withEnv(main.context.env())
+                .withOffline(offline).withCheckpoint(true)).path();
+        if (!Files.isDirectory(checkpoint)) {
+            throw new EdgeLmException(name + " is a GGUF file already; convert reads a checkpoint folder (config.json + "
+                    + "*.safetensors) or a Hub id");
+        }
+        // the vision config is checked before the text model is written, so a bad one fails early
+        boolean vision = !noMmproj && Files.isRegularFile(checkpoint.resolve("config.json"))
+                && MmprojConverter.shapeOf(checkpoint) != null;
         PrintStream err = System.err;
         ProgressBar bar = new ProgressBar(err);
         GgufConverter.Result r;

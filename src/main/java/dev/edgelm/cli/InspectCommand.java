@@ -19,21 +19,38 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
+import dev.edgelm.hub.ModelResolver;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** What a model file or folder holds: architecture, sizes, quantisation mix, tokenizer, template, stop tokens. */
-@Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = "Describe a model (a .gguf file or a Hugging Face checkpoint folder) without running it.")
+@Command(name = "inspect", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Describe a model without running it: the file it resolves to, its size and quantisation, "
+                + "context length, architecture, tokenizer, chat template and stop tokens.")
 final class InspectCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "A .gguf file or a Hugging Face checkpoint folder.")
-    Path model;
+    @ParentCommand
+    Main main;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = ModelSource.MODEL_HELP)
+    String name;
+
+    @Option(names = "--json", description = "Print one JSON object instead of text.")
+    boolean json;
+
+    @Mixin
+    ModelSource source;
+
+    private Path model;
+    private ModelResolver.Resolved resolved;
 
     /** Count and bytes of the tensors of one storage type. */
     private static final class Mix {
@@ -44,12 +61,20 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        if (Files.isDirectory(model)) {
-            inspectFolder(out);
-        } else if (Files.isRegularFile(model)) {
-            inspectGguf(out);
+        resolved = source.resolve(name, main.context);
+        model = resolved.path();
+        if (json) {
+            out.println(InspectJson.of(resolved));
         } else {
-            throw new EdgeLmException(model + ": no such file or folder");
+            out.printf("resolved:     %s -> %s%n", name, resolved.describe());
+            long ctx = ModelResolver.contextLength(resolved);
+            out.printf("context:      %s%n", ctx > 0 ? Sizes.count(ctx) + " tokens (the model's; run's default capacity "
+                    + Sizes.count(dev.edgelm.engine.EngineOptions.DEFAULT_MAX_NUM_TOKENS) + ", -c to change)" : "not stated");
+            if (resolved.format() == ModelResolver.Format.CHECKPOINT) {
+                inspectFolder(out);
+            } else {
+                inspectGguf(out);
+            }
         }
         out.flush();
         return 0;

@@ -1,20 +1,36 @@
 package dev.edgelm.cli;
 
+import dev.edgelm.util.BuildInfo;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.VectorSupport;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The {@code edgelm} command line. */
+/**
+ * The {@code edgelm} command line. {@code edgelm --help} lists the user commands first ({@code run} at the top) and
+ * the developer tools after them ({@link #DEVELOPER_TOOLS}); a new command is one more entry in {@code subcommands}.
+ */
 @Command(
         name = "edgelm",
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Runs Qwen3.5 models on the CPU.",
-        subcommands = {ScoreCommand.class, TokenizeCommand.class, TemplateCommand.class, ConvertCommand.class,
-                InspectCommand.class, BenchmarkCommand.class, SynthCommand.class, RunCommand.class, EvalCommand.class,
+        footer = {"", "MODEL, wherever a command takes one: a .gguf file, a checkpoint folder, or a Hugging Face model id "
+                + "(Qwen/Qwen3.5-0.8B, optionally @revision), downloaded once and then used from the cache.",
+                "edgelm COMMAND --help shows a command's options. Shell completion: source <(edgelm generate-completion)"},
+        subcommands = {RunCommand.class, ModelCommands.Pull.class, ModelCommands.ListCommand.class,
+                ModelCommands.Remove.class, BenchmarkCommand.class, InspectCommand.class, ConvertCommand.class,
+                TokenizeCommand.class, TemplateCommand.class, ScoreCommand.class, SynthCommand.class, EvalCommand.class,
                 ServeCommand.class, BenchServeCommand.class,
-                CommandLine.HelpCommand.class})
+                CommandLine.HelpCommand.class, AutoComplete.GenerateCompletion.class})
 public final class Main implements Runnable {
+    /** Listed under "Developer tools" in {@code edgelm --help}; every other command is a user command. */
+    static final Set<String> DEVELOPER_TOOLS = Set.of("tokenize", "template", "score", "synth", "help");
+
     final ProcessContext context;
 
     /** With nothing on standard input and no terminal. */
@@ -31,10 +47,14 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        spec.commandLine().usage(System.out);
+        spec.commandLine().usage(spec.commandLine().getOut());
     }
 
     public static void main(String[] args) {
+        if (!VectorSupport.available()) {
+            // java -jar edgelm.jar: the manifest cannot add a module, so start again with the flags bin/edgelm uses
+            System.exit(Relaunch.withVectorApi(args));
+        }
         System.exit(execute(args));
     }
 
@@ -49,8 +69,7 @@ public final class Main implements Runnable {
     }
 
     static int execute(ProcessContext context, java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
-        CommandLine cli = new CommandLine(new Main(context));
-        cli.setExpandAtFiles(false); // '@file' is ours: --tokens @ids.txt
+        CommandLine cli = commandLine(context);
         cli.setOut(out);
         cli.setErr(err);
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
@@ -63,11 +82,36 @@ public final class Main implements Runnable {
         return cli.execute(args);
     }
 
+    /** The command tree, with the grouped command list in its help. */
+    static CommandLine commandLine(ProcessContext context) {
+        CommandLine cli = new CommandLine(new Main(context));
+        cli.setExpandAtFiles(false); // '@file' is ours: --tokens @ids.txt
+        cli.getHelpSectionMap().put(CommandLine.Model.UsageMessageSpec.SECTION_KEY_COMMAND_LIST_HEADING, help -> "");
+        cli.getHelpSectionMap().put(CommandLine.Model.UsageMessageSpec.SECTION_KEY_COMMAND_LIST, Main::groupedCommands);
+        return cli;
+    }
+
+    /** "Commands:" (run first), then "Developer tools:". */
+    private static String groupedCommands(CommandLine.Help help) {
+        Map<String, CommandLine.Help> user = new LinkedHashMap<>();
+        Map<String, CommandLine.Help> tools = new LinkedHashMap<>();
+        java.util.Set<CommandLine.Model.CommandSpec> seen = new java.util.HashSet<>();
+        help.subcommands().forEach((name, sub) -> {
+            CommandLine.Model.CommandSpec spec = sub.commandSpec();
+            if (!spec.usageMessage().hidden() && !spec.name().equals("generate-completion") && seen.add(spec)) {
+                (DEVELOPER_TOOLS.contains(spec.name()) ? tools : user).put(name, sub);
+            }
+        });
+        return "%nCommands:%n".formatted() + help.commandList(user)
+                + "%nDeveloper tools:%n".formatted() + help.commandList(tools);
+    }
+
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            String v = Main.class.getPackage().getImplementationVersion();
-            return new String[] {"edgelm " + (v == null ? "dev" : v) + " (Java " + Runtime.version() + ")"};
+            String vector = VectorSupport.available() ? ", Vector API " + BenchmarkJson.vectorBits() + "-bit" : "";
+            return new String[] {"edgelm " + BuildInfo.version() + " (commit " + BuildInfo.commit() + "), Java "
+                    + Runtime.version() + vector};
         }
     }
 }

@@ -4,12 +4,9 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.Map;
 import java.util.Optional;
+import dev.edgelm.util.Console;
 import org.jline.terminal.Terminal;
 import org.jline.terminal.TerminalBuilder;
 
@@ -23,9 +20,24 @@ import org.jline.terminal.TerminalBuilder;
  * @param stdoutIsTerminal whether standard output shows on a terminal (then styles such as dim text are used)
  * @param terminal         opens the terminal for an interactive chat
  * @param env              environment variables ({@code HF_ENDPOINT}, {@code HF_TOKEN}, {@code EDGELM_CACHE})
+ * @param stderrIsTerminal whether standard error shows on a terminal (then progress is redrawn in place)
  */
 record ProcessContext(InputStream stdin, boolean stdinIsTerminal, boolean stdoutIsTerminal, TerminalOpener terminal,
-                      Map<String, String> env) {
+                      Map<String, String> env, boolean stderrIsTerminal) {
+
+    ProcessContext(InputStream stdin, boolean stdinIsTerminal, boolean stdoutIsTerminal, TerminalOpener terminal,
+                   Map<String, String> env) {
+        this(stdin, stdinIsTerminal, stdoutIsTerminal, terminal, env, false);
+    }
+
+    /** Whether escape codes may be written: on a terminal, unless {@code NO_COLOR} is set. */
+    boolean stdoutStyled() {
+        return stdoutIsTerminal && Console.colorAllowed(env);
+    }
+
+    boolean stderrStyled() {
+        return stderrIsTerminal && Console.colorAllowed(env);
+    }
 
     @FunctionalInterface
     interface TerminalOpener {
@@ -36,7 +48,8 @@ record ProcessContext(InputStream stdin, boolean stdinIsTerminal, boolean stdout
     static ProcessContext system() {
         return new ProcessContext(System.in, isatty(0).orElse(System.console() != null),
                 isatty(1).orElse(System.console() != null),
-                () -> TerminalBuilder.builder().system(true).dumb(true).build(), System.getenv());
+                () -> TerminalBuilder.builder().system(true).dumb(true).build(), System.getenv(),
+                Console.stderrIsTerminal(System.getenv()));
     }
 
     /** No input, no terminal, the process's environment (the in-process runs of tests). */
@@ -52,7 +65,7 @@ record ProcessContext(InputStream stdin, boolean stdinIsTerminal, boolean stdout
     }
 
     ProcessContext withEnv(Map<String, String> variables) {
-        return new ProcessContext(stdin, stdinIsTerminal, stdoutIsTerminal, terminal, Map.copyOf(variables));
+        return new ProcessContext(stdin, stdinIsTerminal, stdoutIsTerminal, terminal, Map.copyOf(variables), stderrIsTerminal);
     }
 
     /** Everything piped into standard input, or empty when it is a terminal. */
@@ -69,13 +82,6 @@ record ProcessContext(InputStream stdin, boolean stdinIsTerminal, boolean stdout
 
     /** C's {@code isatty(fd)}, or empty where it cannot be called. */
     private static Optional<Boolean> isatty(int fd) {
-        try {
-            Linker linker = Linker.nativeLinker();
-            MethodHandle isatty = linker.downcallHandle(linker.defaultLookup().find("isatty").orElseThrow(),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-            return Optional.of((int) isatty.invokeExact(fd) == 1);
-        } catch (Throwable e) {
-            return Optional.empty();
-        }
+        return Console.isatty(fd);
     }
 }

@@ -3,30 +3,36 @@ package dev.edgelm.cli;
 import dev.edgelm.convert.RowStreamWriter;
 import java.io.PrintStream;
 
-/** A one-line progress bar redrawn in place on a stream (stderr): bytes done / total and the current tensor. */
+/**
+ * A conversion's progress (bytes of tensors written) on EdgeLM's {@link dev.edgelm.util.ProgressBar}; the bar
+ * starts with the first update, when the total is known.
+ */
 final class ProgressBar implements RowStreamWriter.Progress {
-    private static final int WIDTH = 30;
     private final PrintStream out;
-    private int lastLength;
+    private final String label;
+    private dev.edgelm.util.ProgressBar bar;
 
     ProgressBar(PrintStream out) {
+        this(out, "writing");
+    }
+
+    ProgressBar(PrintStream out, String label) {
         this.out = out;
+        this.label = label;
     }
 
     @Override
     public void update(String tensor, long bytesDone, long bytesTotal) {
-        int filled = (int) (WIDTH * bytesDone / Math.max(1, bytesTotal));
-        String line = String.format("[%s%s] %3d%%  %s / %s  %s", "#".repeat(filled), ".".repeat(WIDTH - filled),
-                100 * bytesDone / Math.max(1, bytesTotal), Sizes.bytes(bytesDone), Sizes.bytes(bytesTotal), tensor);
-        out.print("\r" + line + " ".repeat(Math.max(0, lastLength - line.length())));
-        lastLength = line.length();
-        out.flush();
+        if (bar == null) {
+            bar = dev.edgelm.util.ProgressBar.bytes(out, label, bytesTotal, 0);
+        }
+        bar.set(bytesDone);
     }
 
-    /** Ends the line so that later output starts on a fresh one. */
+    /** Ends the bar so that later output starts on a fresh line. */
     void done() {
-        if (lastLength > 0) {
-            out.println();
+        if (bar != null) {
+            bar.close();
         }
     }
 }

@@ -1,27 +1,35 @@
 package dev.edgelm.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.edgelm.chat.Conversation;
 import dev.edgelm.chat.Reply;
-import dev.edgelm.convert.SnapshotGguf;
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
+import dev.edgelm.engine.GenerationListener;
 import dev.edgelm.engine.GenerationOptions;
+import dev.edgelm.engine.GenerationResult;
+import dev.edgelm.engine.Session;
 import dev.edgelm.engine.StopReason;
+import dev.edgelm.engine.TokenDecoder;
 import dev.edgelm.engine.Warmup;
-import dev.edgelm.hub.HubClient;
-import dev.edgelm.hub.ModelReference;
+import dev.edgelm.hub.HubRepoId;
+import dev.edgelm.hub.ModelResolver;
 import dev.edgelm.template.ChatFormat;
+import dev.edgelm.tokenizer.IncrementalDecoder;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.jline.terminal.Terminal;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -30,11 +38,14 @@ import picocli.CommandLine.Spec;
 
 /** Chat with a model: one answer, or an interactive chat on a terminal. */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Chat with a model. With --prompt (or text piped in): print one answer and exit. "
+        description = {"Chat with a model. With a PROMPT (or -p, or text piped in): print one answer and exit. "
                 + "Without, on a terminal: an interactive chat (/help lists its commands).",
-                "Piped text is appended to --prompt: cat notes.txt | edgelm run --prompt \"Summarize\"."})
+                "Piped text is appended to the prompt: cat notes.txt | edgelm run -p \"Summarize\". A one-shot "
+                + "answer goes to standard output, the model's thinking (--think) to standard error."})
 final class RunCommand implements Callable<Integer> {
     static final String DEFAULT_MODEL = "Qwen/Qwen3.5-0.8B";
+    /** Prompts at least this long get a "reading N tokens" note on a terminal. */
+    static final int LONG_PROMPT = 256;
 
     @Spec
     CommandSpec spec;
@@ -43,22 +54,27 @@ final class RunCommand implements Callable<Integer> {
     Main main;
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "MODEL", defaultValue = DEFAULT_MODEL,
-            description = "A .gguf file, a checkpoint folder, or a Hugging Face model id (downloaded, then converted once "
-                    + "to an int8 GGUF file kept beside it). Default: ${DEFAULT-VALUE}.")
+            description = ModelSource.MODEL_HELP + " A Hub model is converted once to an int8 GGUF file kept in the "
+                    + "cache. Default: ${DEFAULT-VALUE}.")
     String model;
 
-    @Option(names = "--prompt", paramLabel = "TEXT", description = "Answer this and exit.")
+    @Parameters(index = "1", arity = "0..1", paramLabel = "PROMPT", description = "Answer this and exit (as -p).")
+    String positionalPrompt;
+
+    @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "Answer this and exit.")
     String prompt;
 
     @Option(names = "--system", paramLabel = "TEXT", description = "System prompt.")
     String system;
 
-    @Option(names = "--think", negatable = true, description = "Let the model think before it answers (shown dimmed on a "
-            + "terminal). Default: off.")
+    @Option(names = "--think", negatable = true, description = "Let the model think before it answers. Default: off.")
     boolean think;
 
-    @Option(names = "--max-tokens", paramLabel = "N", description = "At most N tokens per answer. Default: until the "
-            + "model ends its turn or the context is full.")
+    @Option(names = "--hide-thinking", description = "With --think: do not show the thinking, only the answer.")
+    boolean hideThinking;
+
+    @Option(names = {"-n", "--max-tokens"}, paramLabel = "N", description = "At most N tokens per answer. Default: "
+            + "until the model ends its turn or the context is full.")
     Integer maxTokens;
 
     @Option(names = "--temperature", paramLabel = "T", description = "Sampling temperature; 0 = greedy. Default: the "
@@ -74,15 +90,48 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--min-p", paramLabel = "P", description = "Drop tokens less likely than P times the most likely.")
     Float minP;
 
-    @Option(names = "--seed", paramLabel = "N", description = "Random seed, for repeatable sampling.")
+    @Option(names = "--repeat-penalty", paramLabel = "R", description = "Divide the logits of tokens already in the "
+            + "context by R (1 = off).")
+    Float repeatPenalty;
+
+    @Option(names = "--presence-penalty", paramLabel = "Q", description = "Subtract Q from tokens generated at least once "
+            + "(0 = off).")
+    Float presencePenalty;
+
+    @Option(names = "--frequency-penalty", paramLabel = "F", description = "Subtract F per time a token was generated "
+            + "(0 = off).")
+    Float frequencyPenalty;
+
+    @Option(names = "--stop", paramLabel = "TEXT", description = "Stop when the answer contains TEXT (repeatable).")
+    List<String> stop;
+
+    @Option(names = {"-s", "--seed"}, paramLabel = "N", description = "Random seed, for repeatable sampling.")
     Long seed;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Worker threads. Default: the physical cores.")
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Worker threads. Default: the physical cores.")
     Integer threads;
 
-    @Option(names = "--max-num-tokens", paramLabel = "N", description = "Context capacity in tokens (prompt, history "
-            + "and answers). Default: " + EngineOptions.DEFAULT_MAX_NUM_TOKENS + ".")
+    @Option(names = {"-c", "--ctx-size", "--max-num-tokens"}, paramLabel = "N", description = "Context capacity in "
+            + "tokens (prompt, history and answers). Default: " + EngineOptions.DEFAULT_MAX_NUM_TOKENS + ".")
     Integer maxNumTokens;
+
+    @Option(names = "--chat-template-file", paramLabel = "FILE", description = "Use this Jinja chat template instead of "
+            + "the model's.")
+    Path chatTemplateFile;
+
+    @Option(names = "--raw", description = "No chat template: continue the prompt text as it is (a completion).")
+    boolean raw;
+
+    @Option(names = "--json", description = "One-shot: print one JSON object (answer, thinking, stop reason, token "
+            + "counts, timings) instead of streaming the answer.")
+    boolean json;
+
+    @Option(names = {"-v", "--verbose"}, description = "Say which file is loaded and how long it took, and print each "
+            + "reply's timings (prompt tokens, prefill and decode tokens/s, time to first token) to standard error.")
+    boolean verbose;
+
+    @Mixin
+    ModelSource source;
 
     @Option(names = "--server", paramLabel = "URL", description = "Send the chat to a running 'edgelm serve' (or another "
             + "OpenAI-compatible server) instead of loading the model here: no load or warm-up time. Default: the "
@@ -92,22 +141,30 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         ProcessContext context = main.context;
+        promptGivenAsModel();
         String question = question(context);
         boolean interactive = question == null;
+        if (interactive && !context.stdinIsTerminal()) {
+            throw new EdgeLmException("nothing to answer: give a prompt (edgelm run MODEL \"question\", or -p), pipe text "
+                    + "in, or run on a terminal for a chat");
+        }
+        if (interactive && (raw || json)) {
+            throw new EdgeLmException((raw ? "--raw" : "--json") + " needs a prompt (-p TEXT or piped text)");
+        }
         String serverUrl = server != null ? server : context.env().get("EDGELM_SERVER");
         if (serverUrl != null && !serverUrl.isBlank()) {
             if (interactive) {
-                throw new EdgeLmException("with --server (or EDGELM_SERVER), give --prompt or pipe text in: one answer is sent");
+                throw new EdgeLmException("with --server (or EDGELM_SERVER), give a prompt or pipe text in: one answer is sent");
             }
             return remote(serverUrl, question, context);
         }
-        if (interactive && !context.stdinIsTerminal()) {
-            throw new EdgeLmException("nothing to answer: give --prompt, pipe text in, or run on a terminal for a chat");
-        }
-        Path path = localModel(model, context);
-        ChatFormat format = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
+        PrintWriter err = spec.commandLine().getErr();
+        ModelResolver.Resolved resolved = source.resolve(model, context);
+        Path path = resolved.path();
+        ChatFormat loaded = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
                 + ": this model has no tokenizer, so it cannot take text; it runs on token ids only: edgelm score "
                 + path + " --tokens 1,2,3"));
+        ChatFormat format = chatTemplateFile == null ? loaded : loaded.withTemplate(readTemplate(), chatTemplateFile.toString());
         EngineOptions engineOptions = EngineOptions.defaults();
         if (threads != null) {
             engineOptions = engineOptions.withThreads(threads);
@@ -115,30 +172,155 @@ final class RunCommand implements Callable<Integer> {
         if (maxNumTokens != null) {
             engineOptions = engineOptions.withMaxNumTokens(maxNumTokens);
         }
+        boolean tellLoading = verbose || context.stderrIsTerminal();
+        if (tellLoading) {
+            err.print("loading " + resolved.describe() + " ...");
+            err.flush();
+        }
         try (Engine engine = Engine.load(path, engineOptions)) {
+            if (tellLoading) {
+                err.printf(Locale.ROOT, " %.1f s%n", engine.loadSeconds());
+                err.flush();
+            }
             GenerationOptions options = generationOptions(engine);
+            if (raw) {
+                return completion(engine, format, question, options);
+            }
             Conversation conversation = Conversation.start(engine, format);
             conversation.setSystem(system);
             conversation.setThinking(think);
             if (interactive) {
                 try (Terminal terminal = context.terminal().open(); Warmup warmup = Warmup.start(engine)) {
-                    new ChatRepl(terminal, conversation, options, model, warmup).run();
+                    ChatRepl repl = new ChatRepl(terminal, conversation, options, resolved, warmup, context.env());
+                    repl.setVerbose(verbose);
+                    repl.run();
                 } catch (IOException e) {
                     throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
                 }
             } else {
-                PrintWriter out = spec.commandLine().getOut();
-                ReplyPrinter printer = new ReplyPrinter(out, context.stdoutIsTerminal() ? ReplyPrinter.ANSI_DIM : s -> s);
-                Reply r = conversation.send(question, options, printer);
-                printer.end();
-                if (r.reason() == StopReason.CONTEXT_FULL) {
-                    spec.commandLine().getErr().println("note: the answer was cut: the context is full (--max-num-tokens)");
-                }
+                oneShot(conversation, question, options, resolved, engine, context, err);
             }
         }
         return 0;
     }
 
+    private void oneShot(Conversation conversation, String question, GenerationOptions options,
+                         ModelResolver.Resolved resolved, Engine engine, ProcessContext context, PrintWriter err) {
+        PrintWriter out = spec.commandLine().getOut();
+        ReplyPrinter printer = new ReplyPrinter(out, hideThinking ? null : err,
+                context.stderrStyled() ? ReplyPrinter.ANSI_DIM : s -> s, conversation::cancel, !json);
+        if (context.stderrIsTerminal() && !json) {
+            printer.withPrefillFeedback(n -> {
+                if (n >= LONG_PROMPT) {
+                    err.print("reading " + n + " tokens ...");
+                    err.flush();
+                }
+            }, () -> {
+                if (printer.timings.prefillTokens >= LONG_PROMPT) {
+                    err.print("\r\033[K");
+                    err.flush();
+                }
+            });
+        }
+        Reply r = conversation.send(question, options, printer);
+        printer.end();
+        if (json && !printer.outputClosed()) { // closed (| head): the reader has what it wanted
+            ObjectNode o = new ObjectMapper().createObjectNode();
+            o.put("answer", r.answer());
+            o.put("thinking", r.thinking());
+            o.put("stop_reason", r.reason().name().toLowerCase(Locale.ROOT));
+            o.put("model", resolved.path().toString());
+            o.put("quantisation", resolved.quant());
+            ObjectNode tokens = o.putObject("tokens");
+            tokens.put("prompt", r.promptTokens());
+            tokens.put("prefilled", r.prefilledTokens());
+            tokens.put("generated", r.tokens().length);
+            ObjectNode t = o.putObject("timings");
+            t.put("load_seconds", engine.loadSeconds());
+            t.put("ttft_seconds", printer.timings.ttftSeconds());
+            t.put("prefill_tokens_per_second", printer.timings.prefillTokensPerSecond());
+            t.put("decode_tokens_per_second", printer.timings.decodeTokensPerSecond());
+            t.put("total_seconds", printer.timings.totalSeconds());
+            out.println(o);
+            out.flush();
+        }
+        if (verbose) {
+            err.println(printer.timings.describe(r.promptTokens()));
+        }
+        if (r.reason() == StopReason.CONTEXT_FULL) {
+            err.println("note: the answer was cut: the context is full (-c / --ctx-size)");
+        }
+        err.flush();
+    }
+
+    /** --raw: the prompt's tokens as they are, then generation until a stop token or a limit. */
+    private int completion(Engine engine, ChatFormat format, String text, GenerationOptions options) {
+        PrintWriter out = spec.commandLine().getOut();
+        Session session = engine.newSession();
+        int[] ids = format.tokenizer().encode(text);
+        if (ids.length == 0) {
+            throw new EdgeLmException("--raw: the prompt encodes to no tokens");
+        }
+        session.prefill(ids);
+        TokenDecoder decoder = () -> {
+            IncrementalDecoder d = format.tokenizer().newDecoder(true);
+            return new TokenDecoder.Stream() {
+                @Override
+                public String next(int id) {
+                    return format.tokenizer().hasToken(id) ? d.accept(id) : "";
+                }
+
+                @Override
+                public String finish() {
+                    return d.finish();
+                }
+            };
+        };
+        GenerationOptions withStops = options.toBuilder().addStopTokenIds(format.stopTokenIds()).build();
+        GenerationResult r = session.generate(withStops, decoder, new GenerationListener() {
+            @Override
+            public void onText(String piece) {
+                if (json) {
+                    return;
+                }
+                out.print(piece);
+                out.flush();
+                if (out.checkError()) {
+                    session.cancel();
+                }
+            }
+        });
+        if (json) {
+            ObjectNode o = new ObjectMapper().createObjectNode();
+            o.put("answer", r.text());
+            o.put("stop_reason", r.reason().name().toLowerCase(Locale.ROOT));
+            o.putObject("tokens").put("prompt", ids.length).put("generated", r.tokens().length);
+            out.println(o);
+        } else {
+            out.println();
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** {@code edgelm run "Why is the sky blue?"}: a MODEL with spaces that names nothing is the prompt. */
+    private void promptGivenAsModel() {
+        if (positionalPrompt != null || prompt != null || model.equals(DEFAULT_MODEL)) {
+            return;
+        }
+        boolean exists;
+        try {
+            exists = Files.exists(Path.of(model));
+        } catch (InvalidPathException e) {
+            exists = false;
+        }
+        if (!exists && HubRepoId.parse(model).isEmpty() && model.strip().contains(" ")) {
+            positionalPrompt = model;
+            model = DEFAULT_MODEL;
+        }
+    }
+
+    /** The prompt (-p or PROMPT), with piped standard input appended (or piped input alone); null when there is neither. */
     /** One answer from a running server, streamed to standard output as on the local path. */
     private int remote(String url, String question, ProcessContext context) {
         com.fasterxml.jackson.databind.node.ObjectNode body = dev.edgelm.server.Json.object().put("model", model);
@@ -170,50 +352,34 @@ final class RunCommand implements Callable<Integer> {
         }
         body.putObject("chat_template_kwargs").put("enable_thinking", think);
         PrintWriter out = spec.commandLine().getOut();
-        ReplyPrinter printer = new ReplyPrinter(out, context.stdoutIsTerminal() ? ReplyPrinter.ANSI_DIM : s -> s);
-        dev.edgelm.server.ChatClient.Result r = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY")).chat(body, printer::onAnswer, printer::onThinking);
+        PrintWriter err = spec.commandLine().getErr();
+        ReplyPrinter printer = new ReplyPrinter(out, err, context.stderrStyled() ? ReplyPrinter.ANSI_DIM : s -> s, () -> { }, true);
+        dev.edgelm.server.ChatClient.Result r = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY"))
+                .chat(body, printer::onAnswer, printer::onThinking);
         printer.end();
         if ("length".equals(r.finishReason())) {
-            spec.commandLine().getErr().println("note: the answer was cut at the token limit");
+            err.println("note: the answer was cut at the token limit");
         }
         return 0;
     }
 
-    /** --prompt, with piped standard input appended (or piped input alone); null when there is neither. */
     private String question(ProcessContext context) {
+        if (prompt != null && positionalPrompt != null) {
+            throw new EdgeLmException("two prompts: give either PROMPT or -p/--prompt");
+        }
+        String given = prompt != null ? prompt : positionalPrompt;
         String piped = context.readPiped().map(b -> new String(b, StandardCharsets.UTF_8)).filter(s -> !s.isBlank()).orElse(null);
-        if (prompt == null) {
+        if (given == null) {
             return piped;
         }
-        return piped == null ? prompt : prompt + "\n\n" + piped;
+        return piped == null ? given : given + "\n\n" + piped;
     }
 
-    /**
-     * MODEL as a local file or folder; a Hub id is downloaded and converted once to an int8 GGUF file. Shared
-     * with {@code serve}, so both resolve a model name the same way.
-     */
-    static Path localModel(String model, ProcessContext context) {
-        if (isLocal(model)) {
-            return Path.of(model);
-        }
-        PrintStream err = System.err;
-        Path checkpoint = ModelReference.resolve(model, () -> HubClient.fromEnvironment(context.env(), err));
-        if (!Files.isRegularFile(checkpoint.resolve(SnapshotGguf.FILE_NAME))) {
-            err.println("converting " + model + " to an int8 GGUF file (once): " + checkpoint.resolve(SnapshotGguf.FILE_NAME));
-        }
-        ProgressBar bar = new ProgressBar(err);
+    private String readTemplate() {
         try {
-            return SnapshotGguf.int8(checkpoint, w -> err.println("warning: " + w), bar);
-        } finally {
-            bar.done();
-        }
-    }
-
-    private static boolean isLocal(String spec) {
-        try {
-            return Files.exists(Path.of(spec));
-        } catch (InvalidPathException e) {
-            return false;
+            return Files.readString(chatTemplateFile);
+        } catch (IOException e) {
+            throw new EdgeLmException("--chat-template-file " + chatTemplateFile + ": cannot read: " + e.getMessage());
         }
     }
 
@@ -221,7 +387,7 @@ final class RunCommand implements Callable<Integer> {
         GenerationOptions.Builder b = engine.defaultGenerationOptions();
         if (maxTokens != null) {
             if (maxTokens < 1) {
-                throw new EdgeLmException("--max-tokens must be at least 1, got " + maxTokens);
+                throw new EdgeLmException("-n/--max-tokens must be at least 1, got " + maxTokens);
             }
             b.maxNewTokens(maxTokens);
         }
@@ -236,6 +402,18 @@ final class RunCommand implements Callable<Integer> {
         }
         if (minP != null) {
             b.minP(minP);
+        }
+        if (repeatPenalty != null) {
+            b.repetitionPenalty(repeatPenalty);
+        }
+        if (presencePenalty != null) {
+            b.presencePenalty(presencePenalty);
+        }
+        if (frequencyPenalty != null) {
+            b.frequencyPenalty(frequencyPenalty);
+        }
+        if (stop != null && !stop.isEmpty()) {
+            b.stopStrings(stop);
         }
         if (seed != null) {
             b.seed(seed);

@@ -12,6 +12,8 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -25,8 +27,14 @@ final class ScoreCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "A .gguf file or a Hugging Face checkpoint folder.")
-    Path model;
+    @ParentCommand
+    Main main;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = ModelSource.MODEL_HELP)
+    String name;
+
+    @Mixin
+    ModelSource source;
 
     @Option(names = "--tokens", required = true, paramLabel = "IDS",
             description = "Token ids: 1,2,3 or @file (ids separated by commas or white space).")
@@ -47,7 +55,7 @@ final class ScoreCommand implements Callable<Integer> {
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Output .npy file.")
     Path output;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Worker threads (default: physical cores).")
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Worker threads (default: physical cores).")
     Integer threads;
 
     @Override
@@ -61,6 +69,7 @@ final class ScoreCommand implements Callable<Integer> {
         int[] ids = TokenIds.parse(tokens, "--tokens");
         ChunkPlan plan = chunks != null ? ChunkPlan.explicit(chunks) : ChunkPlan.maxChunk(chunkSize);
         plan.split(ids.length); // validate before loading the model
+        Path model = source.resolve(name, main.context).path();
         try (Qwen35Model m = ModelLoader.load(model, threads != null ? threads : Parallel.physicalCores())) {
             int vocab = m.config().vocabSize();
             SequenceState state = m.newState(ids.length + greedy);

@@ -38,6 +38,9 @@ final class ServeCommand implements Callable<Integer> {
             description = "A .gguf file, a checkpoint folder, or a Hugging Face model id, as for 'edgelm run'. Default: ${DEFAULT-VALUE}.")
     String model;
 
+    @picocli.CommandLine.Mixin
+    ModelSource source;
+
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = ServerOptions.DEFAULT_HOST,
             description = "Address to listen on. Default: ${DEFAULT-VALUE} (this machine only).")
     String host;
@@ -112,7 +115,7 @@ final class ServeCommand implements Callable<Integer> {
         String url = "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + server.port();
         err.println("edgelm serve: listening on " + url + " (loading " + model + ")");
         try {
-            Path path = RunCommand.localModel(model, main.context);
+            Path path = source.resolve(model, main.context).path();
             ChatFormat format = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
                     + ": this model has no tokenizer, so it cannot take text"));
             format.template();

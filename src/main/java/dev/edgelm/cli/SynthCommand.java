@@ -36,8 +36,9 @@ final class SynthCommand implements Callable<Integer> {
     @Option(names = "--size", required = true, paramLabel = "SIZE", description = "0.8b, 2b or 4b.")
     String size;
 
-    @Option(names = "--quant", paramLabel = "RECIPE", defaultValue = "bf16",
-            description = "bf16, int8 (Q8_0 everywhere) or int4 (Q4_0 linear layers, Q8_0 embedding). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--quant", paramLabel = "RECIPE", defaultValue = "int8",
+            description = "int8 (Q8_0 everywhere, as 'edgelm run' converts a download), int4 (Q4_0 linear layers, Q8_0 "
+                    + "embedding) or bf16. Default: ${DEFAULT-VALUE}.")
     String quant;
 
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "Output .gguf file.")

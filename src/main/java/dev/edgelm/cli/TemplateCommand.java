@@ -13,21 +13,30 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** Renders a conversation with the model's own chat template. */
-@Command(name = "template", mixinStandardHelpOptions = true,
-        description = "Print the prompt the model's chat template makes of a conversation (ending with the opening of the assistant's turn).")
+@Command(name = "template", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Print the prompt the model's chat template makes of a conversation (ending with the opening of "
+                + "the assistant's turn). Thinking is off by default, as in 'edgelm run'; --think turns it on.")
 final class TemplateCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "Checkpoint folder (tokenizer.json, tokenizer_config.json or chat_template.jinja) or .gguf file.")
-    Path model;
+    @ParentCommand
+    Main main;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = ModelSource.MODEL_HELP)
+    String name;
+
+    @Mixin
+    ModelSource source;
 
     @Option(names = "--messages", required = true, paramLabel = "FILE",
             description = "JSON conversation: a list of messages ({\"role\": ..., \"content\": ...}) or {\"messages\": [...]}.")
@@ -36,8 +45,9 @@ final class TemplateCommand implements Callable<Integer> {
     @Option(names = "--tools", paramLabel = "FILE", description = "JSON list of tool definitions.")
     Path tools;
 
-    @Option(names = "--no-think", description = "Render with enable_thinking=false (Qwen3 / Qwen3.5: an empty think block).")
-    boolean noThink;
+    @Option(names = "--think", negatable = true, description = "Render with enable_thinking=true (--no-think, the "
+            + "default as in 'edgelm run': false, which for Qwen3 / Qwen3.5 is an empty think block).")
+    boolean think;
 
     @Option(names = "--no-generation-prompt", description = "Do not open an assistant turn at the end.")
     boolean noGenerationPrompt;
@@ -47,7 +57,7 @@ final class TemplateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ChatFormat format = ChatFormat.load(model);
+        ChatFormat format = ChatFormat.load(source.resolve(name, main.context).path());
         JsonNode conversation = readJson(messages);
         if (conversation.isObject() && conversation.has("messages")) {
             conversation = conversation.get("messages");
@@ -64,9 +74,7 @@ final class TemplateCommand implements Callable<Integer> {
             toolList = list(t);
         }
         Map<String, Object> kwargs = new LinkedHashMap<>();
-        if (noThink) {
-            kwargs.put("enable_thinking", false);
-        }
+        kwargs.put("enable_thinking", think);
         String prompt = format.template().render(list(conversation), toolList, !noGenerationPrompt, kwargs);
         PrintWriter out = spec.commandLine().getOut();
         if (ids) {

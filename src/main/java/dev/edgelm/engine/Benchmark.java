@@ -49,13 +49,17 @@ public final class Benchmark {
      */
     public record Report(int promptTokens, int decodeTokens, int runs, Stat prefillTokensPerSecond,
                          Stat decodeTokensPerSecond, Stat ttftSeconds, double firstTtftSeconds,
-                         long decodeBytesPerToken, double readBytesPerSecond) {
+                         long decodeBytesPerToken, double readBytesPerSecond, Samples samples) {
 
         /** Weight bytes per second the median decode moved. */
         public double decodeBytesPerSecond() {
             return decodeTokensPerSecond.median() * decodeBytesPerToken;
         }
     }
+
+    /** Every measured run's figures, in the order run (llama-bench's {@code samples_ts}). */
+    public record Samples(double[] prefillTokensPerSecond, double[] decodeTokensPerSecond, double[] ttftSeconds,
+                          double[] prefillSeconds, double[] decodeSeconds) {}
 
     /** One measured run. */
     record Run(double prefillSeconds, double ttftSeconds, double decodeSeconds) {}
@@ -76,6 +80,11 @@ public final class Benchmark {
     }
 
     public static Report run(Engine engine, int promptTokens, int decodeTokens, int runs) {
+        return run(engine, promptTokens, decodeTokens, runs, step -> { });
+    }
+
+    /** As {@link #run(Engine, int, int, int)}, telling {@code progress} each step as it starts ("run 1 of 3"). */
+    public static Report run(Engine engine, int promptTokens, int decodeTokens, int runs, java.util.function.Consumer<String> progress) {
         if (promptTokens < 1 || decodeTokens < 1 || runs < 1) {
             throw new EdgeLmException("benchmark needs at least 1 prompt token, 1 decode token and 1 run (got "
                     + promptTokens + ", " + decodeTokens + ", " + runs + ")");
@@ -87,17 +96,24 @@ public final class Benchmark {
         }
         int[] prompt = syntheticPrompt(promptTokens, engine.config().vocabSize());
         System.gc();
+        progress.accept("warm-up run");
         Run warmUp = runOnce(engine, prompt, decodeTokens);
         double[] prefill = new double[runs];
         double[] decode = new double[runs];
         double[] ttft = new double[runs];
+        double[] prefillSeconds = new double[runs];
+        double[] decodeSeconds = new double[runs];
         for (int i = 0; i < runs; i++) {
             System.gc();
+            progress.accept("run " + (i + 1) + " of " + runs);
             Run r = runOnce(engine, prompt, decodeTokens);
             prefill[i] = promptTokens / r.prefillSeconds();
             decode[i] = decodeTokens / r.decodeSeconds();
             ttft[i] = r.ttftSeconds();
+            prefillSeconds[i] = r.prefillSeconds();
+            decodeSeconds[i] = r.decodeSeconds();
         }
+        progress.accept("measuring the memory read bandwidth");
         Qwen35Weights weights = engine.model().weights();
         List<MemorySegment> storage = weights.matrices().stream().map(WeightMatrix::storage).toList();
         double bandwidth;
@@ -105,7 +121,8 @@ public final class Benchmark {
             bandwidth = ReadBandwidth.bytesPerSecond(pool, storage, 5);
         }
         return new Report(promptTokens, decodeTokens, runs, Stat.of(prefill), Stat.of(decode), Stat.of(ttft),
-                warmUp.ttftSeconds(), weights.decodeBytesPerToken(), bandwidth);
+                warmUp.ttftSeconds(), weights.decodeBytesPerToken(), bandwidth,
+                new Samples(prefill, decode, ttft, prefillSeconds, decodeSeconds));
     }
 
     static Run runOnce(Engine engine, int[] prompt, int decodeTokens) {

@@ -1,6 +1,6 @@
 package dev.edgelm.engine;
 
-import dev.edgelm.hub.ModelReference;
+import dev.edgelm.hub.ModelResolver;
 import dev.edgelm.model.ChunkPlan;
 import dev.edgelm.model.ModelLoader;
 import dev.edgelm.model.Qwen35Config;
@@ -27,11 +27,17 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Opens what a user names: a local model (checkpoint folder or file) or a Hugging Face Hub id
-     * ({@code owner/name} or {@code owner/name@revision}), downloaded first into the cache.
+     * Opens what a user names, as every {@code edgelm} command does ({@link ModelResolver}): a {@code .gguf} file,
+     * a checkpoint folder, or a Hugging Face Hub id ({@code owner/name[@revision]}), downloaded into the cache and
+     * converted once to the int8 GGUF file that {@code edgelm run} loads for the same name.
      */
     public static Engine open(String model, EngineOptions options) {
-        return load(ModelReference.resolve(model), options);
+        return open(model, options, ModelResolver.Options.defaults());
+    }
+
+    /** As {@link #open(String, EngineOptions)}, resolving the name with {@code resolve} (offline, quantisation, ...). */
+    public static Engine open(String model, EngineOptions options, ModelResolver.Options resolve) {
+        return load(ModelResolver.resolve(model, resolve).path(), options);
     }
 
     /** Loads a local model. */

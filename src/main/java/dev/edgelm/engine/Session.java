@@ -303,6 +303,77 @@ public final class Session {
         lastLogits = checkpoint.lastLogits == null ? null : checkpoint.lastLogits.clone();
     }
 
+    private static final int STATE_MAGIC = 0x45444753; // "EDGS"
+
+    /**
+     * Writes the session (its sequence, pending token and the model state) so that {@link #restore} can continue
+     * it later without reading the sequence again. The file fits only a model of the same configuration.
+     */
+    public void save(java.io.OutputStream stream) throws java.io.IOException {
+        java.io.DataOutputStream out = new java.io.DataOutputStream(new java.io.BufferedOutputStream(stream, 1 << 16));
+        out.writeInt(STATE_MAGIC);
+        out.writeInt(1);
+        out.writeUTF(model.config().toString());
+        out.writeInt(length);
+        for (int i = 0; i < length; i++) {
+            out.writeInt(tokens[i]);
+        }
+        out.writeInt(pendingToken);
+        out.writeInt(lastLogits == null ? -1 : lastLogits.length);
+        if (lastLogits != null) {
+            for (float f : lastLogits) {
+                out.writeFloat(f);
+            }
+        }
+        state.writeTo(out);
+        out.flush();
+    }
+
+    /** Replaces this session's sequence and state with what {@link #save} wrote; on failure the session is empty. */
+    public void restore(java.io.InputStream stream) throws java.io.IOException {
+        java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(stream, 1 << 16));
+        reset();
+        try {
+            if (in.readInt() != STATE_MAGIC || in.readInt() != 1) {
+                throw new EdgeLmException("not a saved session state");
+            }
+            if (!in.readUTF().equals(model.config().toString())) {
+                throw new EdgeLmException("the saved state is of a model with another configuration");
+            }
+            int n = in.readInt();
+            if (n < 0 || n > state.capacity()) {
+                throw new EdgeLmException("the saved state holds " + n + " tokens; this context holds " + state.capacity());
+            }
+            int[] ids = new int[Math.max(64, n)];
+            for (int i = 0; i < n; i++) {
+                ids[i] = in.readInt();
+            }
+            int pending = in.readInt();
+            int logits = in.readInt();
+            if (logits != -1 && logits != model.config().vocabSize()) {
+                throw new EdgeLmException("the saved state's logits do not fit this model");
+            }
+            float[] last = null;
+            if (logits > 0) {
+                last = new float[logits];
+                for (int i = 0; i < logits; i++) {
+                    last[i] = in.readFloat();
+                }
+            }
+            state.readFrom(in);
+            if (state.position() + (pending >= 0 ? 1 : 0) != n) {
+                throw new EdgeLmException("the saved state is inconsistent (" + state.position() + " positions for " + n + " tokens)");
+            }
+            tokens = ids;
+            length = n;
+            pendingToken = pending;
+            lastLogits = last;
+        } catch (RuntimeException | java.io.IOException e) {
+            reset();
+            throw e;
+        }
+    }
+
     /** An independent copy of this session (deep: state, sequence, counters). */
     public Session fork() {
         return new Session(this);

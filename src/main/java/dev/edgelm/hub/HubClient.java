@@ -112,6 +112,16 @@ public final class HubClient {
         };
     }
 
+    /** The Hub's address, e.g. {@code https://huggingface.co}. */
+    public String endpoint() {
+        return endpoint.toString();
+    }
+
+    /** The hub cache folder (model folders go below it). */
+    public Path cache() {
+        return cache;
+    }
+
     /** The cache folder of one repository. */
     public Path repoFolder(HubRepoId repo) {
         return cache.resolve("models--" + repo.owner() + "--" + repo.name());
@@ -128,7 +138,7 @@ public final class HubClient {
                 note("cannot reach " + endpoint + " (" + e.getMessage() + "); using the cached " + repo + " at " + cached.get());
                 return cached.get();
             }
-            throw new EdgeLmException("cannot reach the Hugging Face Hub at " + endpoint + ": " + e.getMessage());
+            throw new HubUnreachableException(endpoint.toString(), e.getMessage());
         }
         List<HubFile> files = listing.files().stream().filter(f -> isNeeded(f.name())).toList();
         if (files.stream().noneMatch(f -> f.name().endsWith(".safetensors"))) {
@@ -452,19 +462,31 @@ public final class HubClient {
         return sb.toString();
     }
 
-    /** The exception and its causes, e.g. "ConnectException: UnresolvedAddressException". */
+    /**
+     * What went wrong in plain words (no exception class names), e.g. "the host name could not be resolved
+     * (no network, or no DNS)"; unknown failures give their message.
+     */
     private static String describe(Throwable e) {
-        StringBuilder sb = new StringBuilder();
-        String previous = "";
-        for (Throwable t = e; t != null && sb.length() < 300; t = t.getCause() == t ? null : t.getCause()) {
-            String m = t.getMessage();
-            String part = t.getClass().getSimpleName() + (m == null || m.isBlank() ? "" : " (" + m + ")");
-            if (!part.equals(previous)) {
-                sb.append(sb.isEmpty() ? "" : ": ").append(part);
+        String message = null;
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String name = t.getClass().getSimpleName();
+            if (name.equals("UnresolvedAddressException") || name.equals("UnknownHostException")) {
+                return "the host name could not be resolved (no network, or no DNS)";
             }
-            previous = part;
+            if (name.contains("Timeout")) {
+                return "no answer in time (a slow or blocked network)";
+            }
+            if (name.startsWith("SSL")) {
+                return "the secure (TLS) connection failed" + (t.getMessage() == null ? "" : ": " + t.getMessage());
+            }
+            if (name.equals("ConnectException")) {
+                return "the connection was refused or could not be made";
+            }
+            if (message == null && t.getMessage() != null && !t.getMessage().isBlank()) {
+                message = t.getMessage();
+            }
         }
-        return sb.toString();
+        return message != null ? message : "the connection failed";
     }
 
     private static void closeQuietly(Object body) {

@@ -4,6 +4,7 @@ import dev.edgelm.format.ModelMemory;
 import dev.edgelm.format.gguf.GgufFile;
 import dev.edgelm.format.gguf.GgufMetadata;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.VectorSupport;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -22,6 +23,7 @@ public final class ModelLoader {
     }
 
     public static Opened open(Path path, int threads) {
+        VectorSupport.require();
         if (Files.isDirectory(path)) {
             return new Opened(HuggingFaceLoader.load(path, threads), null);
         }

@@ -142,6 +142,57 @@ public final class SequenceState {
         position = checkpoint.position;
     }
 
+    /**
+     * Writes the state at its position: the conv windows and recurrent states, and the keys and values of the
+     * positions held ({@link #readFrom} reads it back into a state of the same config and enough capacity).
+     */
+    public void writeTo(java.io.DataOutputStream out) throws java.io.IOException {
+        out.writeInt(position);
+        int kvWidth = config.numKvHeads() * config.headDim();
+        for (int i = 0; i < convWindow.length; i++) {
+            if (convWindow[i] != null) {
+                writeFloats(out, convWindow[i], convWindow[i].length);
+                writeFloats(out, recurrent[i], recurrent[i].length);
+            } else {
+                writeFloats(out, keys[i], position * kvWidth);
+                writeFloats(out, values[i], position * kvWidth);
+            }
+        }
+    }
+
+    /** Replaces this state with one {@link #writeTo} wrote; fails (state reset) when it does not fit. */
+    public void readFrom(java.io.DataInputStream in) throws java.io.IOException {
+        int saved = in.readInt();
+        reset();
+        if (saved < 0 || saved > capacity) {
+            throw new EdgeLmException("the saved state holds " + saved + " tokens; this context holds " + capacity);
+        }
+        reserve(saved);
+        int kvWidth = config.numKvHeads() * config.headDim();
+        for (int i = 0; i < convWindow.length; i++) {
+            if (convWindow[i] != null) {
+                readFloats(in, convWindow[i], convWindow[i].length);
+                readFloats(in, recurrent[i], recurrent[i].length);
+            } else {
+                readFloats(in, keys[i], saved * kvWidth);
+                readFloats(in, values[i], saved * kvWidth);
+            }
+        }
+        position = saved;
+    }
+
+    private static void writeFloats(java.io.DataOutputStream out, float[] a, int n) throws java.io.IOException {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 * n).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.asFloatBuffer().put(a, 0, n);
+        out.write(b.array());
+    }
+
+    private static void readFloats(java.io.DataInputStream in, float[] a, int n) throws java.io.IOException {
+        byte[] bytes = new byte[4 * n];
+        in.readFully(bytes);
+        java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(a, 0, n);
+    }
+
     /** Back to an empty sequence. */
     public void reset() {
         position = 0;

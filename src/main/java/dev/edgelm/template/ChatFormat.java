@@ -129,6 +129,13 @@ public final class ChatFormat {
         return template;
     }
 
+    /** The same tokenizer and stop tokens with another chat template ({@code where} names it in errors). */
+    public ChatFormat withTemplate(String source, String templateWhere) {
+        ChatTemplate t = template != null ? template.withSource(source, templateWhere)
+                : ChatTemplate.parse(source, templateWhere, Map.of());
+        return new ChatFormat(tokenizer, t, stopTokenIds, where);
+    }
+
     /** The ids that end an assistant turn, in the order found (generation config first). */
     public int[] stopTokenIds() {
         return stopTokenIds.clone();

@@ -51,6 +51,11 @@ public final class ChatTemplate {
         }
     }
 
+    /** Another template text with the same special-token variables ({@code --chat-template-file}). */
+    public ChatTemplate withSource(String newSource, String newWhere) {
+        return parse(newSource, newWhere, specialTokens);
+    }
+
     /** The template text. */
     public String source() {
         return source;

@@ -30,6 +30,28 @@ class BenchmarkCommandTest {
         assertEquals(o.get("decode_tokens_per_second").asDouble() * o.get("decode_weight_bytes_per_token").asLong(),
                 o.get("decode_weight_bytes_per_second").asDouble(), 1e-6 * o.get("decode_weight_bytes_per_second").asDouble());
         assertTrue(o.get("read_bandwidth_bytes_per_second").asDouble() > 0);
+        // schema 2: what llama-bench's -o json carries, and every run's samples
+        assertEquals(2, o.get("schema_version").asInt());
+        assertTrue(o.get("build_version").isTextual() && o.get("build_commit").isTextual() && o.get("cpu_info").isTextual()
+                && o.get("jvm").isTextual() && o.get("cpu_flags").isArray() && o.get("vector_bits").asInt() >= 64, r.out());
+        assertEquals(java.nio.file.Path.of(TINY_A).toString(), o.get("model_filename").asText());
+        assertEquals("bf16", o.get("model_type").asText(), "tiny-a is stored in BF16");
+        JsonNode samples = o.get("samples");
+        for (String key : new String[] {"prefill_tokens_per_second", "decode_tokens_per_second", "ttft_seconds",
+                "prefill_seconds", "decode_seconds"}) {
+            assertEquals(2, samples.get(key).size(), key + ": one sample per run");
+        }
+        double[] decode = {samples.get("decode_tokens_per_second").get(0).asDouble(), samples.get("decode_tokens_per_second").get(1).asDouble()};
+        assertEquals((decode[0] + decode[1]) / 2, o.get("decode_tokens_per_second").asDouble(), 1e-9, "median of two = mean");
+        assertEquals(Math.min(decode[0], decode[1]), o.get("decode_tokens_per_second_min").asDouble(), 0);
+        assertEquals(4 / samples.get("decode_seconds").get(0).asDouble(), decode[0], 1e-9 * decode[0]);
+        java.util.List<String> progress = r.err().lines().toList();
+        String[] expected = {"benchmark: loading " + java.nio.file.Path.of(TINY_A) + " (", "benchmark: warm-up run (8 prompt + 4 decode",
+                "benchmark: run 1 of 2 (", "benchmark: run 2 of 2 (", "benchmark: measuring the memory read bandwidth ..."};
+        assertEquals(expected.length, progress.size(), r.err());
+        for (int i = 0; i < expected.length; i++) {
+            assertTrue(progress.get(i).startsWith(expected[i]), "progress on stderr: " + expected[i] + " in\n" + r.err());
+        }
     }
 
     /** Bytes of the 2-D text-decoder tensors, read from the safetensors header (every matrix once). */
@@ -51,8 +73,9 @@ class BenchmarkCommandTest {
     void textHasLiteRtLmLines() {
         CliRunner r = CliRunner.run("benchmark", TINY_A, "-p", "8", "-d", "4", "--runs", "1", "--threads", "1");
         assertEquals(0, r.exitCode(), r.err());
-        for (String pattern : new String[] {"(?m)^Prefill speed: [0-9.]+ tokens/sec", "(?m)^Decode speed: [0-9.]+ tokens/sec",
-                "(?m)^Init time: [0-9.]+ s$", "(?m)^Time to first token: [0-9.]+ s", "(?m)^Peak memory: [0-9.]+ MB",
+        for (String pattern : new String[] {"(?m)^EdgeLM [^ ]+ \\((?:[0-9a-f]+|unknown)\\), .*Vector API [0-9]+-bit$",
+                "(?m)^CPU: .+", "(?m)^Model: .*tiny-a \\([0-9.]+ (KiB|MiB), bf16; ", "(?m)^Prefill speed: [0-9.]+ tokens/sec", "(?m)^Decode speed: [0-9.]+ tokens/sec",
+                "(?m)^Init time: [0-9.]+ s$", "(?m)^Time to first token: [0-9.]+ s", "(?m)^Peak memory: [0-9.]+ MiB",
                 "(?m)^Decode weight traffic: [0-9.]+ MB per token, [0-9.]+ GB/s$",
                 "(?m)^Memory read bandwidth: [0-9.]+ GB/s \\(same threads, measured after the runs\\); decode used [0-9]+% of it$"}) {
             assertTrue(java.util.regex.Pattern.compile(pattern).matcher(r.out()).find(), pattern + " in\n" + r.out());
@@ -63,7 +86,7 @@ class BenchmarkCommandTest {
     void badArgumentsAreClearErrors() {
         CliRunner r = CliRunner.run("benchmark", TINY_A, "-p", "8", "-d", "4", "--max-num-tokens", "10");
         assertEquals(1, r.exitCode());
-        assertTrue(r.err().startsWith("error: max number of tokens 10 is too small"), r.err());
+        assertTrue(r.err().contains("\nerror: max number of tokens 10 is too small"), r.err());
         r = CliRunner.run("benchmark", TINY_A, "-d", "0");
         assertEquals(1, r.exitCode());
         assertTrue(r.err().contains("-d/--decode-tokens must be >= 1"), r.err());

@@ -36,7 +36,8 @@ class ConvertMmprojCliTest {
         CliRunner r = CliRunner.run("convert", TINY_VL.toString(), "-o", dir.resolve("a.gguf").toString(), "--no-mmproj");
         assertEquals(0, r.exitCode(), r.err());
         assertFalse(Files.exists(dir.resolve("mmproj-a.gguf")));
-        r = CliRunner.run("convert", TINY_VL.toString(), "-o", dir.resolve("b.gguf").toString(), "--mmproj-type", "bf16");
+        r = CliRunner.run("convert", TINY_VL.toString(), "-o", dir.resolve("b.gguf").toString(), "--mmproj-type", "bf16",
+                "--quant", "bf16"); // under int8 (the default) the merger is Q8_0
         assertEquals(0, r.exitCode(), r.err());
         try (GgufFile g = GgufFile.open(dir.resolve("mmproj-b.gguf"))) {
             assertEquals(GgmlType.BF16, g.tensorInfos().get("mm.0.weight").type());

@@ -144,6 +144,95 @@ class InteractiveChatTest {
         assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS), err.toString());
     }
 
+    @Test
+    @Timeout(60)
+    void setMultiLineSaveLoadStatsAndTheLeaveHint(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        PipedOutputStream keys = new PipedOutputStream();
+        PipedInputStream stdin = new PipedInputStream(keys, 1 << 16);
+        Screen screen = new Screen();
+        Terminal terminal = new ExternalTerminal("test", "xterm-256color", stdin, screen, StandardCharsets.UTF_8);
+        screen.terminal = terminal;
+        ProcessContext io = new ProcessContext(new ByteArrayInputStream(new byte[0]), true, false, () -> terminal,
+                Map.of("NO_COLOR", "1"));
+        StringWriter err = new StringWriter();
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> Main.execute(io, new PrintWriter(new StringWriter(), true),
+                new PrintWriter(err, true), "run", TinyChat.DIR.toString(), "-n", "24", "-t", "1"));
+        String prompt = ChatRepl.PROMPT;
+        screen.waitFor(prompt, 1);
+        type(keys, "\u0003"); // Ctrl+C on an empty line: how to leave
+        screen.waitFor(ChatRepl.LEAVE_HINT, 1);
+        screen.waitFor(prompt, 2);
+
+        type(keys, "/set system " + TinyChat.SYSTEM + "\n");
+        screen.waitFor("(system prompt set)", 1);
+        type(keys, "/set temperature 0\n");
+        screen.waitFor("(temperature = 0)", 1);
+        type(keys, "/set temperature warm\n");
+        screen.waitFor("is not a number", 1);
+        // the first turn's message typed over two lines between triple quotes
+        String[] words = TinyChat.TURN1.split(" ", 2);
+        type(keys, "\"\"\"" + words[0] + "\n");
+        screen.waitFor(ChatRepl.CONTINUATION, 1);
+        type(keys, words[1] + "\"\"\"\n");
+        screen.waitFor(prompt, 6);
+        // the two lines were one message; joined by a newline it differs from TURN1, so compare with a session's reply
+        String expected = RunCommandTest.greedyReplyWithSystem(words[0] + "\n" + words[1]);
+        assertTrue(screen.text().contains(expected), expected + " in\n" + screen.text());
+
+        type(keys, "/stats\n");
+        screen.waitFor("time to first token:", 1);
+        java.nio.file.Path saved = dir.resolve("chat.json");
+        type(keys, "/save " + saved + "\n");
+        screen.waitFor("(saved 2 messages", 1);
+        com.fasterxml.jackson.databind.JsonNode o = new com.fasterxml.jackson.databind.ObjectMapper().readTree(saved.toFile());
+        assertEquals(TinyChat.SYSTEM, o.get("system").asText());
+        assertEquals(words[0] + "\n" + words[1], o.get("messages").get(0).get("content").asText());
+        assertEquals(expected, o.get("messages").get(1).get("content").asText());
+
+        type(keys, "/reset\n");
+        screen.waitFor("(conversation cleared)", 1);
+        type(keys, "/load " + saved + "\n");
+        screen.waitFor("(loaded 2 messages", 1);
+        screen.waitFor("the model state too", 1);
+        type(keys, "/save " + dir.resolve("again.json") + "\n");
+        screen.waitFor("(saved 2 messages", 2);
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        assertEquals(json.readTree(java.nio.file.Files.readString(saved).replace("chat.json.state", "again.json.state")),
+                json.readTree(dir.resolve("again.json").toFile()), "what /load read is what /save wrote");
+        assertEquals(-1, java.nio.file.Files.mismatch(ChatRepl.stateFile(saved), ChatRepl.stateFile(dir.resolve("again.json"))),
+                "the model state loaded is the one saved");
+        // the loaded chat continues from the saved state: the second turn reads only its own tokens, and answers
+        // as an unbroken conversation does
+        int shownBefore = screen.text().length();
+        type(keys, TinyChat.TURN2 + "\n");
+        screen.waitFor(prompt, 12);
+        type(keys, "/stats\n");
+        screen.waitFor("time to first token:", 2);
+        String turn2 = screen.text().substring(shownBefore);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("prompt tokens: +([0-9]+) \\(([0-9]+) read now, ([0-9]+) reused")
+                .matcher(turn2);
+        assertTrue(m.find(), turn2);
+        assertTrue(Integer.parseInt(m.group(3)) > 0 && Integer.parseInt(m.group(2)) < Integer.parseInt(m.group(1)) / 2,
+                "most of the conversation came from the saved state: " + m.group());
+        assertTrue(turn2.contains(unbrokenSecondReply(words[0] + "\n" + words[1])), turn2);
+        type(keys, "/bye\n");
+        assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS), err.toString());
+        assertTrue(!screen.text().contains("\033[2m"), "NO_COLOR: no dim text");
+    }
+
+    /** The second reply of an unbroken two-turn chat (system prompt, {@code first}, then TURN2), greedy, 24 tokens. */
+    private static String unbrokenSecondReply(String first) {
+        dev.edgelm.template.ChatFormat format = dev.edgelm.template.ChatFormat.load(TinyChat.DIR);
+        try (dev.edgelm.engine.Engine engine = dev.edgelm.engine.Engine.load(TinyChat.DIR,
+                dev.edgelm.engine.EngineOptions.defaults().withThreads(1))) {
+            dev.edgelm.chat.Conversation c = dev.edgelm.chat.Conversation.start(engine, format);
+            c.setSystem(TinyChat.SYSTEM);
+            dev.edgelm.engine.GenerationOptions greedy = dev.edgelm.engine.GenerationOptions.builder().maxNewTokens(24).build();
+            c.send(first, greedy, dev.edgelm.chat.ChatListener.NONE);
+            return c.send(TinyChat.TURN2, greedy, dev.edgelm.chat.ChatListener.NONE).answer();
+        }
+    }
+
     private static void type(OutputStream keys, String s) throws IOException {
         keys.write(s.getBytes(StandardCharsets.UTF_8));
         keys.flush();

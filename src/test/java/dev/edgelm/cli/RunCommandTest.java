@@ -35,10 +35,24 @@ class RunCommandTest {
 
     /** The greedy reply to one user message, straight from a session: the reference for the command's output. */
     static String greedyReply(String user) {
+        return greedyReply(null, user);
+    }
+
+    /** As {@link #greedyReply(String)}, after tiny-chat's system prompt. */
+    static String greedyReplyWithSystem(String user) {
+        return greedyReply(TinyChat.SYSTEM, user);
+    }
+
+    static String greedyReply(String system, String user) {
+        List<Map<String, Object>> messages = new java.util.ArrayList<>();
+        if (system != null) {
+            messages.add(Map.of("role", "system", "content", system));
+        }
+        messages.add(Map.of("role", "user", "content", user));
         ChatFormat format = ChatFormat.load(TinyChat.DIR);
         try (Engine engine = Engine.load(TinyChat.DIR, EngineOptions.defaults().withThreads(1))) {
             Session s = engine.newSession();
-            s.prefill(format.encodePrompt(List.of(Map.of("role", "user", "content", user)), null, true,
+            s.prefill(format.encodePrompt(messages, null, true,
                     Map.of("enable_thinking", false)));
             int[] ids = s.generate(GenerationOptions.builder().maxNewTokens(24).stopTokenIds(format.stopTokenIds()).build()).tokens();
             return format.tokenizer().decode(ids, true);
@@ -55,11 +69,19 @@ class RunCommandTest {
     }
 
     @Test
-    void thinkingTextIsPrintedPlainWhenNotOnATerminal() {
+    void thinkingGoesToStandardErrorFramedWithWordsAndWithoutEscapeCodes() {
+        // tiny-chat's thinking reply never closes its think block: all of it is thinking, none of it answer
         CliRunner r = CliRunner.run("run", MODEL, "--think", "--prompt", TinyChat.THINK, "--max-tokens", "16", "--threads", "1");
         assertEquals(0, r.exitCode(), r.err());
-        assertEquals(text("think_reply") + "\n", r.out());
-        assertTrue(!r.out().contains("\033"), "no ANSI codes");
+        assertEquals("\n", r.out(), "standard output holds the answer only (here: none)");
+        assertTrue(r.err().contains("Thinking...\n" + text("think_reply") + "\n...done thinking.\n"), r.err());
+        assertTrue(!r.err().contains("\033"), "no ANSI codes off a terminal");
+
+        CliRunner hidden = CliRunner.run("run", MODEL, "--think", "--hide-thinking", "--prompt", TinyChat.THINK,
+                "--max-tokens", "16", "--threads", "1");
+        assertEquals(0, hidden.exitCode(), hidden.err());
+        assertEquals("\n", hidden.out());
+        assertTrue(!hidden.err().contains(text("think_reply")) && !hidden.err().contains("Thinking"), hidden.err());
     }
 
     @Test
@@ -98,7 +120,7 @@ class RunCommandTest {
     void withoutPromptOrTerminalThereIsNothingToAnswer() {
         CliRunner r = CliRunner.run("run", MODEL);
         assertEquals(1, r.exitCode());
-        assertTrue(r.err().contains("give --prompt, pipe text in, or run on a terminal"), r.err());
+        assertTrue(r.err().contains("give a prompt (edgelm run MODEL \"question\", or -p), pipe text in, or run on a terminal"), r.err());
     }
 
     @Test

@@ -65,6 +65,8 @@ class TokenizeAndTemplateCommandTest {
         assertEquals(golden("turn1_prompt.txt"), r.out());
         CliRunner idsOut = CliRunner.run("template", TINY.toString(), "--messages", messages.toString(), "--no-think", "--ids");
         assertEquals(ids("turn1_prompt_ids.npy"), idsOut.out().strip());
+        CliRunner byDefault = CliRunner.run("template", TINY.toString(), "--messages", messages.toString());
+        assertEquals(golden("turn1_prompt.txt"), byDefault.out(), "thinking off by default, as in edgelm run");
     }
 
     @Test
@@ -73,7 +75,8 @@ class TokenizeAndTemplateCommandTest {
         Files.writeString(messages, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}");
         Path tools = tmp.resolve("tools.json");
         Files.writeString(tools, "[{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {}}}]");
-        CliRunner r = CliRunner.run("template", TINY.toString(), "--messages", messages.toString(), "--tools", tools.toString());
+        CliRunner r = CliRunner.run("template", TINY.toString(), "--messages", messages.toString(), "--tools", tools.toString(),
+                "--think");
         assertEquals(0, r.exitCode(), r.err());
         assertTrue(r.out().contains("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {}}}\n</tools>"), r.out());
         assertTrue(r.out().endsWith("<|im_start|>assistant\n<think>\n"), r.out());

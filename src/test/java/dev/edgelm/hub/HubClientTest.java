@@ -72,7 +72,7 @@ class HubClientTest {
         assertEquals(FakeHub.COMMIT, Files.readString(cache.resolve("models--test--tiny-a/refs/main")));
         assertTrue(hub.requestsTo("/test/tiny-a/resolve/" + FakeHub.COMMIT + "/README.md").isEmpty());
         assertEquals(1, hub.requestsTo("/cdn/model.safetensors").size(), "LFS file fetched through the redirect");
-        assertTrue(log.toString(StandardCharsets.UTF_8).contains("model.safetensors ["), "progress bar shown");
+        assertTrue(log.toString(StandardCharsets.UTF_8).contains("model.safetensors: done, "), "progress bar shown");
         assertNull(hub.requests.get(0).authorization());
 
         try (Engine engine = Engine.load(folder, EngineOptions.defaults().withThreads(1))) {
