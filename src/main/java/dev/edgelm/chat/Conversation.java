@@ -50,6 +50,7 @@ public final class Conversation {
     private final List<Session.Checkpoint> snapshots;
     private String system;
     private boolean thinking;
+    private boolean allowSpecial;
     private volatile boolean generating;
 
     /** A conversation on a new session of {@code engine}. */
@@ -90,6 +91,16 @@ public final class Conversation {
         this.snapshots = new ArrayList<>(other.snapshots); // checkpoints are never modified: sharing them is safe
         this.system = other.system;
         this.thinking = other.thinking;
+        this.allowSpecial = other.allowSpecial;
+    }
+
+    /**
+     * Whether special-token texts such as {@code <|im_start|>} written in a user's message become those tokens.
+     * Off by default: a user's message (and a document pasted or piped into it) is encoded with them as plain text,
+     * so it cannot fake turns or end the prompt; the template's own tokens stay tokens.
+     */
+    public void setAllowSpecial(boolean on) {
+        this.allowSpecial = on;
     }
 
     /** Sets the system prompt (null for none). It takes effect at the next turn. */
@@ -124,7 +135,7 @@ public final class Conversation {
         List<Map<String, Object>> next = new ArrayList<>(rendered());
         next.add(Map.copyOf(message));
         String prompt = format.template().render(next, null, true, kwargs());
-        int[] ids = format.tokenizer().encode(prompt);
+        int[] ids = encode(next, prompt);
         int reply = options.maxNewTokens().orElse(1);
         if ((long) ids.length + reply > session.capacity()) {
             throw new EdgeLmException("this turn does not fit in the context: it needs " + ((long) ids.length + reply)
@@ -133,11 +144,22 @@ public final class Conversation {
                     + ") but the context holds " + session.capacity());
         }
         int probe = probeBoundary(next, ids);
+        Reuse reuse = null;
         try {
-            Reuse reuse = reuse(ids);
+            reuse = reuse(ids);
             listener.onPrefill(ids.length - reuse.kept);
-            prefill(ids, reuse.kept, probe);
+            session.clearCancel(); // a cancel that arrived after the previous turn ended must not stop this one
+            generating = true;
+            try {
+                prefill(ids, reuse.kept, probe);
+            } finally {
+                generating = false;
+            }
             return generate(next, prompt, ids, reuse, options, listener);
+        } catch (Session.Cancelled e) {
+            // stopped during the prompt: the state holds a prefix of it, which the next turn reuses
+            return new Reply("", "", "", new int[0], StopReason.CANCELLED, ids.length, reuse.kept,
+                    session.tokens().length - reuse.kept, reuse.rolledBack, -1);
         } catch (RuntimeException e) {
             // the state may be half-way: forget it rather than risk using it
             session.reset();
@@ -231,10 +253,40 @@ public final class Conversation {
         probe.add(Map.of("role", "assistant", "content", PROBE_TEXT));
         probe.add(Map.of("role", "user", "content", PROBE_TEXT));
         try {
-            return commonPrefix(format.tokenizer().encode(format.template().render(probe, null, true, kwargs())), ids);
+            return commonPrefix(encode(probe, format.template().render(probe, null, true, kwargs())), ids);
         } catch (EdgeLmException e) {
             return -1;
         }
+    }
+
+    /**
+     * The ids of a rendered prompt: the user messages' special-token texts as plain text unless allowed. The
+     * messages' content is found in the render in order; a template that rewrote such a message cannot be
+     * encoded safely and is an error.
+     */
+    private int[] encode(List<Map<String, Object>> msgs, String prompt) {
+        if (allowSpecial) {
+            return format.tokenizer().encode(prompt);
+        }
+        List<Integer> ranges = new ArrayList<>();
+        int cursor = 0;
+        for (Map<String, Object> m : msgs) {
+            if (!"user".equals(m.get("role")) || !(m.get("content") instanceof String content) || content.isEmpty()) {
+                continue;
+            }
+            int at = prompt.indexOf(content, cursor);
+            if (at < 0) {
+                if (format.tokenizer().containsSpecialText(content)) {
+                    throw new EdgeLmException("a user message contains special-token text (such as <|im_start|>) that the "
+                            + "chat template rewrote, so it cannot be kept as plain text; remove it or allow special tokens");
+                }
+                continue;
+            }
+            ranges.add(at);
+            ranges.add(at + content.length());
+            cursor = at + content.length();
+        }
+        return format.tokenizer().encode(prompt, ranges.stream().mapToInt(Integer::intValue).toArray());
     }
 
     private void snapshot() {

@@ -72,10 +72,11 @@ final class BenchmarkCommand implements Callable<Integer> {
         if (runs < 1) {
             throw new EdgeLmException("--runs must be >= 1, got " + runs);
         }
+        int needed = Benchmark.tokensNeeded(prefillTokens, decodeTokens);
         EngineOptions options = EngineOptions.defaults()
-                .withMaxNumTokens(maxNumTokens != null ? maxNumTokens : Benchmark.tokensNeeded(prefillTokens, decodeTokens));
+                .withMaxNumTokens(maxNumTokens != null ? EngineOptions.checkContext(maxNumTokens, "--max-num-tokens") : needed);
         if (threads != null) {
-            options = options.withThreads(threads);
+            options = options.withThreads(EngineOptions.checkThreads(threads, "--threads"));
         }
         ModelResolver.Resolved resolved = source.resolve(model, main.context);
         PrintWriter err = spec.commandLine().getErr();

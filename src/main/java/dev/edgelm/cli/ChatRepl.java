@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 import org.jline.reader.EndOfFileException;
 import org.jline.reader.LineReader;
-import org.jline.reader.LineReaderBuilder;
 import org.jline.reader.UserInterruptException;
 import org.jline.terminal.Terminal;
 import org.jline.utils.AttributedString;
@@ -81,7 +80,12 @@ final class ChatRepl {
     }
 
     void run() {
-        LineReader reader = LineReaderBuilder.builder().terminal(terminal).appName("edgelm").build();
+        LineReader reader;
+        try {
+            reader = new ChatLineReader(terminal, "edgelm");
+        } catch (java.io.IOException e) {
+            throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
+        }
         PrintWriter out = terminal.writer();
         out.println("Chatting with " + model.name() + " (" + model.quant() + ")" + (conversation.thinking() ? ", thinking on" : "")
                 + ". /help lists the commands, /bye or Ctrl+D exits.");

@@ -7,7 +7,12 @@ import dev.edgelm.convert.MmprojWriter;
 import dev.edgelm.convert.QuantRecipe;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.OutputFile;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -60,6 +65,19 @@ final class ConvertCommand implements Callable<Integer> {
     @Option(names = "--no-mmproj", description = "Do not write the vision projector file.")
     boolean noMmproj;
 
+    /** The files of the checkpoint folder (or the path itself): none of them may be the output. */
+    static List<Path> inputFiles(Path checkpoint) {
+        List<Path> inputs = new ArrayList<>(List.of(checkpoint));
+        if (Files.isDirectory(checkpoint)) {
+            try (Stream<Path> files = Files.list(checkpoint)) {
+                files.forEach(inputs::add);
+            } catch (IOException e) {
+                throw new EdgeLmException(checkpoint + ": cannot list: " + e.getMessage());
+            }
+        }
+        return inputs;
+    }
+
     @Override
     public Integer call() {
         QuantRecipe recipe = QuantRecipe.parse(quant);
@@ -80,6 +98,10 @@ final class ConvertCommand implements Callable<Integer> {
         // the vision config is checked before the text model is written, so a bad one fails early
         boolean vision = !noMmproj && Files.isRegularFile(checkpoint.resolve("config.json"))
                 && MmprojConverter.shapeOf(checkpoint) != null;
+        OutputFile.regular(output, "-o", inputFiles(checkpoint));
+        if (vision) {
+            OutputFile.regular(MmprojConverter.besideModel(output), "the vision projector beside -o", inputFiles(checkpoint));
+        }
         PrintStream err = System.err;
         ProgressBar bar = new ProgressBar(err);
         GgufConverter.Result r;

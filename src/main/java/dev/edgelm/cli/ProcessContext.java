@@ -1,6 +1,8 @@
 package dev.edgelm.cli;
 
 import java.io.ByteArrayInputStream;
+import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.Limits;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -68,15 +70,50 @@ record ProcessContext(InputStream stdin, boolean stdinIsTerminal, boolean stdout
         return new ProcessContext(stdin, stdinIsTerminal, stdoutIsTerminal, terminal, Map.copyOf(variables), stderrIsTerminal);
     }
 
-    /** Everything piped into standard input, or empty when it is a terminal. */
-    Optional<byte[]> readPiped() {
+    /** How long {@link #readPiped(boolean)} waits for the first byte of input that is optional. */
+    static final long OPTIONAL_INPUT_WAIT_MS = 300;
+
+    /**
+     * What is piped into standard input, or empty when it is a terminal. When the input is {@code optional} (the
+     * command has its text already), it is read only if it has data within {@value #OPTIONAL_INPUT_WAIT_MS} ms, so
+     * an open pipe nobody writes to, {@code /dev/null} or a device does not hold the command; otherwise it is read to
+     * its end. At most {@link Limits#stdinBytes()} bytes: more (say, {@code < /dev/zero}) is an error.
+     */
+    Optional<byte[]> readPiped(boolean optional) {
         if (stdinIsTerminal) {
             return Optional.empty();
         }
         try {
-            return Optional.of(stdin.readAllBytes());
+            if (optional && !hasDataWithin(OPTIONAL_INPUT_WAIT_MS)) {
+                return Optional.empty();
+            }
+            int limit = Limits.stdinBytes();
+            byte[] bytes = stdin.readNBytes(limit + 1);
+            if (bytes.length > limit) {
+                throw new EdgeLmException("standard input holds more than " + limit + " bytes (the limit edgelm.limit.stdin; "
+                        + "EDGELM_JAVA_OPTS=-Dedgelm.limit.stdin=N raises it)");
+            }
+            return Optional.of(bytes);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read standard input", e);
+            throw new EdgeLmException("cannot read standard input: " + e.getMessage());
+        }
+    }
+
+    private boolean hasDataWithin(long millis) throws IOException {
+        long deadline = System.nanoTime() + millis * 1_000_000;
+        while (true) {
+            if (stdin.available() > 0) {
+                return true;
+            }
+            if (System.nanoTime() >= deadline) {
+                return false;
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
         }
     }
 

@@ -67,6 +67,14 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--system", paramLabel = "TEXT", description = "System prompt.")
     String system;
 
+    @Option(names = "--stdin", description = "With --prompt: wait for piped text to its end (without, piped text is "
+            + "appended when it is there at once).")
+    boolean waitForStdin;
+
+    @Option(names = "--allow-special", description = "Let special-token texts such as <|im_start|> in the prompt and "
+            + "piped text become those tokens. Default: they are plain text, so a document cannot fake chat turns.")
+    boolean allowSpecial;
+
     @Option(names = "--think", negatable = true, description = "Let the model think before it answers. Default: off.")
     boolean think;
 
@@ -167,10 +175,10 @@ final class RunCommand implements Callable<Integer> {
         ChatFormat format = chatTemplateFile == null ? loaded : loaded.withTemplate(readTemplate(), chatTemplateFile.toString());
         EngineOptions engineOptions = EngineOptions.defaults();
         if (threads != null) {
-            engineOptions = engineOptions.withThreads(threads);
+            engineOptions = engineOptions.withThreads(EngineOptions.checkThreads(threads, "--threads"));
         }
         if (maxNumTokens != null) {
-            engineOptions = engineOptions.withMaxNumTokens(maxNumTokens);
+            engineOptions = engineOptions.withMaxNumTokens(EngineOptions.checkContext(maxNumTokens, "--max-num-tokens"));
         }
         boolean tellLoading = verbose || context.stderrIsTerminal();
         if (tellLoading) {
@@ -189,6 +197,7 @@ final class RunCommand implements Callable<Integer> {
             Conversation conversation = Conversation.start(engine, format);
             conversation.setSystem(system);
             conversation.setThinking(think);
+            conversation.setAllowSpecial(allowSpecial);
             if (interactive) {
                 try (Terminal terminal = context.terminal().open(); Warmup warmup = Warmup.start(engine)) {
                     ChatRepl repl = new ChatRepl(terminal, conversation, options, resolved, warmup, context.env());
@@ -368,7 +377,7 @@ final class RunCommand implements Callable<Integer> {
             throw new EdgeLmException("two prompts: give either PROMPT or -p/--prompt");
         }
         String given = prompt != null ? prompt : positionalPrompt;
-        String piped = context.readPiped().map(b -> new String(b, StandardCharsets.UTF_8)).filter(s -> !s.isBlank()).orElse(null);
+        String piped = context.readPiped(given != null && !waitForStdin).map(b -> new String(b, StandardCharsets.UTF_8)).filter(s -> !s.isBlank()).orElse(null);
         if (given == null) {
             return piped;
         }

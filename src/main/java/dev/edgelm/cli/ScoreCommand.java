@@ -1,5 +1,6 @@
 package dev.edgelm.cli;
 
+import dev.edgelm.engine.EngineOptions;
 import dev.edgelm.engine.Sampler;
 import dev.edgelm.format.npy.Npy;
 import dev.edgelm.model.ChunkPlan;
@@ -8,6 +9,7 @@ import dev.edgelm.model.Qwen35Model;
 import dev.edgelm.model.SequenceState;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.OutputFile;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -63,36 +65,47 @@ final class ScoreCommand implements Callable<Integer> {
         if (greedy < 0) {
             throw new EdgeLmException("--greedy must be >= 0, got " + greedy);
         }
-        if (threads != null && threads < 1) {
-            throw new EdgeLmException("--threads must be >= 1, got " + threads);
+        Integer workers = threads == null ? null : EngineOptions.checkThreads(threads, "--threads");
+        if (chunks != null && spec.commandLine().getParseResult().hasMatchedOption("--chunk-size")) {
+            throw new EdgeLmException("--chunk-size and --chunks exclude each other: give one");
         }
         int[] ids = TokenIds.parse(tokens, "--tokens");
         ChunkPlan plan = chunks != null ? ChunkPlan.explicit(chunks) : ChunkPlan.maxChunk(chunkSize);
         plan.split(ids.length); // validate before loading the model
+        long positions = (long) ids.length + greedy;
+        if (positions > EngineOptions.MAX_CONTEXT_TOKENS) {
+            throw new EdgeLmException("--tokens (" + ids.length + ") and --greedy (" + greedy + ") make " + positions
+                    + " positions, more than the " + EngineOptions.MAX_CONTEXT_TOKENS + " a sequence may hold");
+        }
         Path model = source.resolve(name, main.context).path();
-        try (Qwen35Model m = ModelLoader.load(model, threads != null ? threads : Parallel.physicalCores())) {
+        OutputFile target = OutputFile.streamable(output, "-o", ConvertCommand.inputFiles(model));
+        try (Qwen35Model m = ModelLoader.load(model, workers != null ? workers : Parallel.physicalCores())) {
             int vocab = m.config().vocabSize();
-            SequenceState state = m.newState(ids.length + greedy);
+            SequenceState state = m.newState((int) positions);
             float[] prompt = m.prefill(state, ids, plan, true);
-            if (greedy > 0) {
-                // rows: prompt logits, then the logits fed by each generated token except the last one
-                int rows = ids.length + greedy - 1;
-                float[] all = java.util.Arrays.copyOf(prompt, rows * vocab);
-                int[] generated = new int[greedy];
+            Sampler.requireFinite(prompt, 0, prompt.length);
+            // rows: prompt logits, then the logits fed by each generated token except the last one,
+            // streamed to the file as they are computed
+            long rows = greedy > 0 ? ids.length + greedy - 1L : ids.length;
+            int[] generated = new int[greedy];
+            Npy.writeFloat32Rows(target, rows, vocab, sink -> {
+                for (int t = 0; t < ids.length; t++) {
+                    sink.put(prompt, t * vocab);
+                }
                 float[] last = java.util.Arrays.copyOfRange(prompt, (ids.length - 1) * vocab, ids.length * vocab);
                 for (int i = 0; i < greedy; i++) {
                     generated[i] = Sampler.argmax(last);
                     if (i + 1 < greedy) {
                         last = m.forward(state, generated, i, 1, Qwen35Model.Logits.LAST);
-                        System.arraycopy(last, 0, all, (ids.length + i) * vocab, vocab);
+                        Sampler.requireFinite(last, 0, vocab);
+                        sink.put(last, 0);
                     }
                 }
+            });
+            if (greedy > 0) {
                 PrintWriter out = spec.commandLine().getOut();
                 out.println("greedy: " + TokenIds.join(generated));
                 out.flush();
-                Npy.writeFloat32(output, all, rows, vocab);
-            } else {
-                Npy.writeFloat32(output, prompt, ids.length, vocab);
             }
         }
         return 0;

@@ -11,7 +11,9 @@ import dev.edgelm.synth.SyntheticModel;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.OutputFile;
 import java.io.PrintStream;
+import java.util.List;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -60,13 +62,7 @@ final class SynthCommand implements Callable<Integer> {
         SynthShape shape = SynthShape.released(size);
         QuantRecipe recipe = QuantRecipe.parse(quant);
         MmprojType visionType = MmprojType.parse(mmprojType);
-        if (Files.isDirectory(output)) {
-            throw new EdgeLmException(output + ": is a folder; -o needs a file name");
-        }
-        Path parent = output.toAbsolutePath().getParent();
-        if (parent == null || !Files.isDirectory(parent)) {
-            throw new EdgeLmException(output + ": folder " + parent + " does not exist");
-        }
+        OutputFile.regular(output, "-o", List.of());
         PrintStream err = System.err;
         ProgressBar bar = new ProgressBar(err);
         long start = System.nanoTime();

@@ -120,7 +120,7 @@ final class TokenizeCommand implements Callable<Integer> {
     }
 
     private String stdin() {
-        byte[] bytes = main.context.readPiped().orElseThrow(() -> new EdgeLmException(
+        byte[] bytes = main.context.readPiped(false).orElseThrow(() -> new EdgeLmException(
                 "nothing to tokenize: give --text, --file or --decode, or pipe the text in"));
         try {
             return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)

@@ -9,7 +9,11 @@ import dev.edgelm.convert.RowStreamWriter.Planned;
 import dev.edgelm.convert.RowStreamWriter.RowSource;
 import dev.edgelm.format.gguf.GenerationDefaults;
 import dev.edgelm.format.gguf.GgufTokenizerData;
+import dev.edgelm.format.gguf.GgufMetadata;
 import dev.edgelm.format.gguf.GgufValue;
+import dev.edgelm.template.ChatFormat;
+import dev.edgelm.tokenizer.Tokenizer;
+import dev.edgelm.tokenizer.TokenizerJson;
 import dev.edgelm.format.safetensors.SafetensorsCheckpoint;
 import dev.edgelm.model.Qwen35Config;
 import dev.edgelm.tensor.GgmlType;
@@ -107,7 +111,42 @@ public final class GgufConverter {
         }
         GenerationDefaults generation = HfTokenizerFiles.generationDefaults(folder);
         generation.writeTo(meta);
+        if (tokenizer.isPresent()) {
+            // the same rules as the loaders: the folder's files as a checkpoint is read, the metadata as a GGUF is
+            validate(TokenizerJson.load(folder.resolve("tokenizer.json")), meta);
+        }
         return tokenizer.isPresent();
+    }
+
+    /** Sample text in which a tokenizer written differently shows: words, digits, accents, CJK, emoji, spaces, specials. */
+    private static final String PROBE = "Hello, world! It's 2026: 12345 + 0.5 = ok?\n\n  indented\tcafé naïve Ångström "
+            + "日本語のテキスト 中文 한국어 😀👍🏽 \u00e9 (e\u0301) <|im_start|>user\nhi<|im_end|>\n<think>\n</think>";
+
+    /**
+     * Refuses metadata the runtime would refuse or read differently: it is read back with {@link ChatFormat#read}
+     * (tokenizer, stop tokens, chat template), and its tokenizer must encode a probe text as the checkpoint's
+     * {@code tokenizer.json} does.
+     */
+    private void validate(Tokenizer hf, Map<String, GgufValue> meta) {
+        String where = folder + " (as it would be converted)";
+        ChatFormat gguf;
+        try {
+            gguf = ChatFormat.read(new GgufMetadata(meta, where)).orElseThrow();
+        } catch (EdgeLmException e) {
+            throw new EdgeLmException("the converted file would not load: " + e.getMessage());
+        }
+        if (gguf.tokenizer().normalization() != hf.normalization()) {
+            throw new EdgeLmException(folder.resolve("tokenizer.json") + ": normalizer " + hf.normalization()
+                    + " cannot be written to a GGUF file (which records none; its pre-tokenizer implies "
+                    + gguf.tokenizer().normalization() + ")");
+        }
+        int[] expected = hf.encode(PROBE);
+        int[] actual = gguf.tokenizer().encode(PROBE);
+        if (!Arrays.equals(expected, actual)) {
+            throw new EdgeLmException(folder.resolve("tokenizer.json") + ": this tokenizer cannot be written to a GGUF file "
+                    + "as it is: the converted file would encode text differently (" + actual.length + " tokens instead of "
+                    + expected.length + " for a sample text)");
+        }
     }
 
     // ---- tensors ----

@@ -55,7 +55,12 @@ public final class HfTokenizerFiles {
             types[id] = GgufTokenizerData.TYPE_NORMAL;
             ids.put(e.getKey(), id);
         }
-        for (JsonNode added : root.path("added_tokens")) {
+        JsonNode addedTokens = root.path("added_tokens");
+        if (!addedTokens.isMissingNode() && !addedTokens.isNull() && !addedTokens.isArray()) {
+            throw new EdgeLmException(tokenizerJson + ": added_tokens is " + addedTokens.getNodeType().toString().toLowerCase()
+                    + ", expected a list");
+        }
+        for (JsonNode added : addedTokens) {
             String content = added.path("content").asText();
             int id = tokenId(added.get("id"), content, vocabSize, tokenizerJson);
             tokens[id] = content;
@@ -68,7 +73,14 @@ public final class HfTokenizerFiles {
                 types[i] = GgufTokenizerData.TYPE_UNUSED;
             }
         }
+        if (!model.path("merges").isArray()) {
+            throw new EdgeLmException(tokenizerJson + ": model.merges is missing or not a list (without merges the "
+                    + "model's text would be encoded byte by byte)");
+        }
         String[] merges = merges(model.path("merges"), tokenizerJson);
+        if (merges.length == 0) {
+            throw new EdgeLmException(tokenizerJson + ": model.merges is empty (the model's text would be encoded byte by byte)");
+        }
         JsonNode config = optionalJson(folder.resolve("tokenizer_config.json"));
         int eos = specialId(config, "eos_token", ids);
         int eot = ids.getOrDefault("<|im_end|>", eos);
@@ -141,11 +153,7 @@ public final class HfTokenizerFiles {
     private static String chatTemplate(Path folder, JsonNode config) {
         Path jinja = folder.resolve("chat_template.jinja");
         if (Files.isRegularFile(jinja)) {
-            try {
-                return Files.readString(jinja);
-            } catch (IOException e) {
-                throw new EdgeLmException(jinja + ": cannot read: " + e.getMessage());
-            }
+            return dev.edgelm.util.TextFiles.readUtf8(jinja);
         }
         JsonNode t = config == null ? null : config.get("chat_template");
         if (t == null || t.isNull()) {

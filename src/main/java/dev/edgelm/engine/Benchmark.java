@@ -66,7 +66,12 @@ public final class Benchmark {
 
     /** Context capacity a run needs: the prompt, the decode steps and the last token sampled. */
     public static int tokensNeeded(int promptTokens, int decodeTokens) {
-        return promptTokens + decodeTokens + 1;
+        long needed = (long) promptTokens + decodeTokens + 1;
+        if (needed > EngineOptions.MAX_CONTEXT_TOKENS) {
+            throw new EdgeLmException(promptTokens + " prompt + " + decodeTokens + " decode tokens need " + needed
+                    + " positions, more than the " + EngineOptions.MAX_CONTEXT_TOKENS + " a sequence may hold");
+        }
+        return (int) needed;
     }
 
     /** The synthetic prompt: {@code n} ids, the same for a given vocabulary size. */

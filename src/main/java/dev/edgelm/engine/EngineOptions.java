@@ -14,17 +14,40 @@ import dev.edgelm.util.EdgeLmException;
  */
 public record EngineOptions(int threads, int maxNumTokens, int prefillChunk) {
     public static final int DEFAULT_MAX_NUM_TOKENS = 32768;
+    /** The most positions one sequence may hold (16 Mi tokens, 64 times Qwen3.5's trained context). */
+    public static final int MAX_CONTEXT_TOKENS = 1 << 24;
 
     public EngineOptions {
-        if (threads < 1) {
-            throw new EdgeLmException("threads must be >= 1, got " + threads);
-        }
-        if (maxNumTokens < 1) {
-            throw new EdgeLmException("max number of tokens must be >= 1, got " + maxNumTokens);
-        }
+        checkThreads(threads, "threads");
+        checkContext(maxNumTokens, "max number of tokens");
         if (prefillChunk < 1) {
             throw new EdgeLmException("prefill chunk must be >= 1, got " + prefillChunk);
         }
+    }
+
+    /**
+     * The most worker threads: twice the logical CPUs (at least 4). The kernels' workers spin while they wait for
+     * work, so threads beyond the CPUs only slow every step down.
+     */
+    public static int maxThreads() {
+        return Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+    }
+
+    /** {@code n} when it is a usable thread count, else an error naming {@code option}. */
+    public static int checkThreads(int n, String option) {
+        if (n < 1 || n > maxThreads()) {
+            throw new EdgeLmException(option + " must be between 1 and " + maxThreads() + " (twice the "
+                    + Runtime.getRuntime().availableProcessors() + " logical CPUs), got " + n);
+        }
+        return n;
+    }
+
+    /** {@code n} when it is a usable context capacity, else an error naming {@code option}. */
+    public static int checkContext(long n, String option) {
+        if (n < 1 || n > MAX_CONTEXT_TOKENS) {
+            throw new EdgeLmException(option + " must be between 1 and " + MAX_CONTEXT_TOKENS + " tokens, got " + n);
+        }
+        return (int) n;
     }
 
     /** Physical cores, {@value #DEFAULT_MAX_NUM_TOKENS} tokens, chunks of {@value ChunkPlan#DEFAULT_MAX_CHUNK}. */

@@ -1,5 +1,6 @@
 package dev.edgelm.engine;
 
+import dev.edgelm.util.EdgeLmException;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -155,6 +156,7 @@ public final class Sampler {
         if (logits.length != vocab) {
             throw new IllegalArgumentException("expected " + vocab + " logits, got " + logits.length);
         }
+        requireFinite(logits, 0, vocab);
         System.arraycopy(logits, 0, work, 0, vocab);
         float r = options.repetitionPenalty();
         if (r != 1f) {
@@ -200,8 +202,22 @@ public final class Sampler {
         return true;
     }
 
-    /** Lowest id among the largest values: greedy decoding. */
+    /**
+     * Refuses logits that are NaN or infinite: they come from broken weights or hyper-parameters, and a token drawn
+     * from them would be noise (NaN compares false, so argmax would answer token 0 forever).
+     */
+    public static void requireFinite(float[] logits, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (!Float.isFinite(logits[i])) {
+                throw new EdgeLmException("the model computed a non-finite logit (" + logits[i] + " for token " + (i - from)
+                        + "): its weights or hyper-parameters are broken (NaN or infinite weights, a bad rms_norm_eps or rope theta)");
+            }
+        }
+    }
+
+    /** Lowest id among the largest values: greedy decoding. Non-finite logits are an error. */
     public static int argmax(float[] v) {
+        requireFinite(v, 0, v.length);
         int best = 0;
         for (int i = 1; i < v.length; i++) {
             if (v[i] > v[best]) {

@@ -5,6 +5,7 @@ import dev.edgelm.model.Qwen35Model;
 import dev.edgelm.model.SequenceState;
 import dev.edgelm.util.EdgeLmException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -110,8 +111,26 @@ public final class Session {
         model.checkTokens(ids, 0, ids.length);
         checkRoom(ids.length, "a prompt of " + ids.length + " tokens");
         int[] feed = withPending(ids);
-        plan.split(feed.length); // validate before changing anything
-        float[] logits = model.prefill(state, feed, plan, false);
+        List<Integer> chunks = plan.split(feed.length); // validate before changing anything
+        float[] logits = null;
+        int done = 0;
+        for (int c = 0; c < chunks.size(); c++) {
+            if (cancelRequested && done > 0) {
+                // stop between chunks: the state holds the tokens fed so far, as if they were the whole prompt
+                cancelRequested = false;
+                int fed = pendingToken >= 0 ? done - 1 : done;
+                append(Arrays.copyOf(ids, fed));
+                pendingToken = -1;
+                lastLogits = null;
+                prefilledTotal += fed;
+                prefilledLast = fed;
+                throw new Cancelled(fed, ids.length);
+            }
+            int size = chunks.get(c);
+            boolean last = c == chunks.size() - 1;
+            logits = model.forward(state, feed, done, size, last ? Qwen35Model.Logits.LAST : Qwen35Model.Logits.NONE);
+            done += size;
+        }
         append(ids);
         pendingToken = -1;
         lastLogits = logits;
@@ -247,6 +266,21 @@ public final class Session {
      */
     public void cancel() {
         cancelRequested = true;
+    }
+
+    /** Drops a cancel request that came too late to stop anything (a new turn starts clean). */
+    public void clearCancel() {
+        cancelRequested = false;
+    }
+
+    /**
+     * A {@link #prefill} stopped by {@link #cancel()} between two chunks: the session holds the first {@code fed}
+     * tokens of the prompt (a valid state, reusable as a prefix) and nothing to generate from.
+     */
+    public static final class Cancelled extends EdgeLmException {
+        public Cancelled(int fed, int of) {
+            super("cancelled after " + fed + " of " + of + " prompt tokens");
+        }
     }
 
     /** Tokens the model has consumed: the position of the next token fed (a pending token not counted). */

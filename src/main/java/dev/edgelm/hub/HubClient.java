@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -44,7 +45,12 @@ import java.util.Optional;
 public final class HubClient {
     public static final String DEFAULT_ENDPOINT = "https://huggingface.co";
     private static final int MAX_REDIRECTS = 10;
-    private static final int NETWORK_RETRIES = 3;
+    /** Requests per file before giving up: dropped connections, refused ranges and restarts all count. */
+    static final int MAX_ATTEMPTS = 5;
+    /** The largest file listing read (the Hub's own for big repositories are a few hundred KB). */
+    private static final int MAX_LISTING_BYTES = 64 << 20;
+    /** Default for {@code EDGELM_HUB_TIMEOUT}: seconds a download may go without receiving a byte. */
+    public static final int DEFAULT_READ_TIMEOUT_S = 60;
     private static final int BUFFER = 1 << 16;
 
     private final URI endpoint;
@@ -52,6 +58,8 @@ public final class HubClient {
     private final Path cache;
     private final PrintStream progress;
     private final HttpClient http;
+    private final Duration readTimeout;
+    private final Duration backoff;
 
     /**
      * @param endpoint the Hub, e.g. {@code https://huggingface.co}
@@ -60,6 +68,17 @@ public final class HubClient {
      * @param progress where progress bars and notes go (normally stderr), or null for silence
      */
     public HubClient(URI endpoint, String token, Path cache, PrintStream progress) {
+        this(endpoint, token, cache, progress, Duration.ofSeconds(DEFAULT_READ_TIMEOUT_S), Duration.ofMillis(250));
+    }
+
+    /**
+     * @param readTimeout how long a response may go without a byte before the transfer counts as broken
+     * @param backoff     the wait before the second attempt at a file; it doubles for each further one
+     */
+    public HubClient(URI endpoint, String token, Path cache, PrintStream progress, Duration readTimeout, Duration backoff) {
+        checkHttpUrl(endpoint, "the Hub endpoint");
+        this.readTimeout = readTimeout;
+        this.backoff = backoff;
         String e = endpoint.toString();
         this.endpoint = URI.create(e.endsWith("/") ? e.substring(0, e.length() - 1) : e);
         this.token = token == null || token.isBlank() ? null : token.trim();
@@ -84,10 +103,32 @@ public final class HubClient {
         } catch (IllegalArgumentException e) {
             throw new EdgeLmException("HF_ENDPOINT '" + endpoint + "' is not a URL");
         }
-        if (uri.getScheme() == null || uri.getHost() == null) {
+        if (uri.getScheme() == null || uri.getHost() == null
+                || !(uri.getScheme().equalsIgnoreCase("http") || uri.getScheme().equalsIgnoreCase("https"))) {
             throw new EdgeLmException("HF_ENDPOINT '" + endpoint + "' is not an http(s) URL");
         }
-        return new HubClient(uri, env.get("HF_TOKEN"), defaultCache(env).resolve("hub"), progress);
+        int timeout = DEFAULT_READ_TIMEOUT_S;
+        String t = env.get("EDGELM_HUB_TIMEOUT");
+        if (t != null && !t.isBlank()) {
+            try {
+                timeout = Integer.parseInt(t.trim());
+            } catch (NumberFormatException e) {
+                timeout = -1;
+            }
+            if (timeout < 1) {
+                throw new EdgeLmException("EDGELM_HUB_TIMEOUT '" + t + "' is not a positive number of seconds");
+            }
+        }
+        return new HubClient(uri, env.get("HF_TOKEN"), defaultCache(env).resolve("hub"), progress,
+                Duration.ofSeconds(timeout), Duration.ofMillis(250));
+    }
+
+    /** An absolute http(s) URL with a host, or a clear error naming {@code what}. */
+    private static void checkHttpUrl(URI uri, String what) {
+        String scheme = uri.getScheme();
+        if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https")) || uri.getHost() == null) {
+            throw new EdgeLmException(what + " '" + uri + "' is not an http(s) URL with a host");
+        }
     }
 
     /** {@code $EDGELM_CACHE}, else {@code ~/.cache/edgelm}. */
@@ -185,11 +226,23 @@ public final class HubClient {
 
     Listing list(HubRepoId repo) {
         URI uri = URI.create(endpoint + "/api/models/" + repo.id() + "/revision/" + encode(repo.revision()) + "?blobs=true");
-        HttpResponse<byte[]> response = send(uri, null, HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<InputStream> response = send(uri, null);
+        if (response.statusCode() != 200) {
+            closeQuietly(response.body());
+        }
         checkStatus(response, repo, "listing the files of");
+        byte[] body;
+        try (InputStream in = response.body()) {
+            body = in.readNBytes(MAX_LISTING_BYTES + 1);
+        } catch (IOException e) {
+            throw new NetworkException("reading the file list of " + repo + " failed: " + describe(e));
+        }
+        if (body.length > MAX_LISTING_BYTES) {
+            throw new EdgeLmException(uri + ": the Hub's file list is larger than " + (MAX_LISTING_BYTES >> 20) + " MB");
+        }
         JsonNode root;
         try {
-            root = new ObjectMapper().readTree(response.body());
+            root = new ObjectMapper().readTree(body);
         } catch (IOException e) {
             throw new EdgeLmException(uri + ": the Hub's answer is not JSON: " + e.getMessage());
         }
@@ -245,8 +298,11 @@ public final class HubClient {
 
     /** Brings {@code part} to the whole file, resuming what is there; retries dropped connections. */
     private void fetch(HubRepoId repo, URI uri, HubFile file, Path part) throws IOException {
-        int failures = 0;
-        while (true) {
+        String last = null;
+        for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+            if (attempt > 1) {
+                pause(attempt);
+            }
             long have = Files.exists(part) ? Files.size(part) : 0;
             if (file.size() >= 0 && have == file.size()) {
                 return;
@@ -259,12 +315,25 @@ public final class HubClient {
                 if (download(repo, uri, file, part, have)) {
                     return;
                 }
+                last = "the server refused to resume (HTTP 416 or a wrong Content-Range); starting over";
             } catch (NetworkException e) {
-                if (++failures > NETWORK_RETRIES) {
-                    throw e;
-                }
-                note(file.name() + ": " + e.getMessage() + "; resuming");
+                last = e.getMessage();
             }
+            if (attempt < MAX_ATTEMPTS) {
+                note(file.name() + ": " + last + "; resuming");
+            }
+        }
+        throw new NetworkException(file.name() + ": gave up after " + MAX_ATTEMPTS + " attempts; the last: " + last);
+    }
+
+    /** Waits before attempt {@code attempt} (2, 3, ...): the backoff, doubled for each attempt after the second. */
+    private void pause(int attempt) {
+        long millis = Math.min(backoff.toMillis() << Math.min(attempt - 2, 10), 30_000);
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EdgeLmException("download interrupted");
         }
     }
 
@@ -273,9 +342,15 @@ public final class HubClient {
      * asked for a restart (an unsatisfiable range); throws {@link NetworkException} when the transfer broke.
      */
     private boolean download(HubRepoId repo, URI uri, HubFile file, Path part, long have) throws IOException {
-        HttpResponse<InputStream> response = send(uri, have > 0 ? "bytes=" + have + "-" : null, HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> response = send(uri, have > 0 ? "bytes=" + have + "-" : null);
         int status = response.statusCode();
         if (status == 416) {
+            response.body().close();
+            Files.deleteIfExists(part);
+            return false;
+        }
+        if (status == 206 && !rangeStartsAt(response, have)) {
+            // bytes from elsewhere in the file would be appended at the wrong place: start over
             response.body().close();
             Files.deleteIfExists(part);
             return false;
@@ -289,6 +364,9 @@ public final class HubClient {
             have = 0;
         }
         long expectedLength = response.headers().firstValueAsLong("Content-Length").orElse(-1);
+        // never more than the listing's size: what a server sends beyond it is not the listed file
+        long room = file.size() >= 0 ? file.size() - have : Long.MAX_VALUE;
+        boolean cut = false;
         DownloadProgress bar = new DownloadProgress(progress, file.name(), file.size(), have);
         long received = 0;
         try (InputStream in = response.body();
@@ -305,12 +383,23 @@ public final class HubClient {
                 if (n < 0) {
                     break;
                 }
+                if (n > room - received) {
+                    n = (int) (room - received);
+                    cut = true;
+                }
                 out.write(buffer, 0, n);
                 received += n;
                 bar.advance(n);
+                if (cut) {
+                    break;
+                }
             }
         } finally {
             bar.finish();
+        }
+        if (cut) {
+            note(file.name() + ": the server sent more than the " + file.size() + " bytes the Hub lists; the rest was dropped");
+            return true;
         }
         if (expectedLength >= 0 && received != expectedLength) {
             throw new NetworkException("connection closed after " + received + " of " + expectedLength + " bytes");
@@ -362,7 +451,8 @@ public final class HubClient {
      * Sends a GET, following redirects itself so that the token goes only to the Hub endpoint's host and the
      * {@code Range} header survives every hop.
      */
-    private <T> HttpResponse<T> send(URI uri, String range, HttpResponse.BodyHandler<T> handler) {
+    private HttpResponse<InputStream> send(URI uri, String range) {
+        HttpResponse.BodyHandler<InputStream> handler = TimedBody.handler(readTimeout);
         URI current = uri;
         for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
             HttpRequest.Builder b = HttpRequest.newBuilder(current).GET()
@@ -374,9 +464,11 @@ public final class HubClient {
             if (range != null) {
                 b.header("Range", range);
             }
-            HttpResponse<T> response;
+            HttpResponse<InputStream> response;
             try {
                 response = http.send(b.build(), handler);
+            } catch (IllegalArgumentException e) {
+                throw new EdgeLmException(current + ": cannot be requested: " + e.getMessage());
             } catch (IOException e) {
                 throw new NetworkException(describe(e));
             } catch (InterruptedException e) {
@@ -389,8 +481,18 @@ public final class HubClient {
                 URI from = current;
                 String location = response.headers().firstValue("Location")
                         .orElseThrow(() -> new EdgeLmException(from + ": redirect (" + status + ") without a Location"));
-                current = current.resolve(location);
-                if (!"https".equals(current.getScheme()) && "https".equals(uri.getScheme())) {
+                try {
+                    current = current.resolve(new URI(location.trim()));
+                } catch (URISyntaxException | IllegalArgumentException e) {
+                    throw new EdgeLmException(from + ": redirect (" + status + ") to an unparsable Location '"
+                            + printable(location) + "'");
+                }
+                String scheme = current.getScheme() == null ? "" : current.getScheme().toLowerCase(java.util.Locale.ROOT);
+                if (!(scheme.equals("http") || scheme.equals("https")) || current.getHost() == null) {
+                    throw new EdgeLmException(from + ": redirect (" + status + ") to '" + printable(location)
+                            + "', which is not an http(s) URL with a host");
+                }
+                if (!"https".equals(scheme) && "https".equals(uri.getScheme())) {
                     throw new EdgeLmException(uri + ": redirected to a non-HTTPS address " + current);
                 }
                 continue;
@@ -440,6 +542,23 @@ public final class HubClient {
                 throw new EdgeLmException(what + ": unexpected HTTP status " + status + hubMessage);
             }
         }
+    }
+
+    /** Whether a 206 answer's {@code Content-Range} starts at byte {@code from}. */
+    private static boolean rangeStartsAt(HttpResponse<?> response, long from) {
+        String range = response.headers().firstValue("Content-Range").orElse("");
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("bytes\\s+(\\d+)-\\d+/(\\d+|\\*)").matcher(range.trim());
+        return m.matches() && m.group(1).length() < 19 && Long.parseLong(m.group(1)) == from;
+    }
+
+    /** A server-given string cut to a readable length with control characters escaped. */
+    private static String printable(String s) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < s.length() && sb.length() < 200; i++) {
+            char c = s.charAt(i);
+            sb.append(c < 0x20 || c == 0x7f ? String.format("\\x%02x", (int) c) : String.valueOf(c));
+        }
+        return s.length() > 200 ? sb + "..." : sb.toString();
     }
 
     private static boolean sameOrigin(URI a, URI b) {

@@ -59,8 +59,8 @@ public final class ChunkPlan {
             }
             return out;
         }
-        for (int done = 0; done < total; done += maxChunk) {
-            out.add(Math.min(maxChunk, total - done));
+        for (long done = 0; done < total; done += maxChunk) {
+            out.add((int) Math.min(maxChunk, total - done));
         }
         return out;
     }

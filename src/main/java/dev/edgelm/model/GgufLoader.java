@@ -9,6 +9,7 @@ import dev.edgelm.format.gguf.GgufTensor;
 import dev.edgelm.format.gguf.GgufTokenizerData;
 import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.Limits;
 import java.nio.file.Path;
 import java.util.Arrays;
 
@@ -54,6 +55,12 @@ public final class GgufLoader {
             throw new EdgeLmException(src + ": architecture '" + arch + "' is not supported (EdgeLM reads '" + ARCHITECTURE + "', dense Qwen3.5)");
         }
         int blocks = m.requirePositiveInt(BLOCK_COUNT);
+        // every layer has at least 9 tensors (two norms, the MLP's three, four or more of its mixer)
+        if (blocks > Limits.layers() || 9L * blocks > file.tensorInfos().size()) {
+            throw new EdgeLmException(src + ": " + BLOCK_COUNT + " = " + blocks + " layers, but the file holds "
+                    + file.tensorInfos().size() + " tensors (each layer needs at least 9)"
+                    + (blocks > Limits.layers() ? " and the limit edgelm.limit.layers is " + Limits.layers() : ""));
+        }
         long nextn = m.optLong(NEXTN_PREDICT_LAYERS).orElse(0L);
         if (nextn < 0 || nextn >= blocks) {
             throw new EdgeLmException(src + ": " + NEXTN_PREDICT_LAYERS + " = " + nextn + " does not fit " + BLOCK_COUNT + " = " + blocks);
@@ -64,11 +71,12 @@ public final class GgufLoader {
         for (int i = 0; i < layers; i++) {
             full[i] = (i + 1) % interval == 0;
         }
-        int hidden = m.requirePositiveInt(EMBEDDING_LENGTH);
-        int heads = m.requirePositiveInt(HEAD_COUNT);
-        int kvHeads = m.requirePositiveInt(HEAD_COUNT_KV);
-        int headDim = m.requirePositiveInt(KEY_LENGTH);
-        int valueDim = m.requirePositiveInt(VALUE_LENGTH);
+        int hidden = dimension(m, EMBEDDING_LENGTH);
+        int heads = dimension(m, HEAD_COUNT);
+        int kvHeads = dimension(m, HEAD_COUNT_KV);
+        int headDim = dimension(m, KEY_LENGTH);
+        int valueDim = dimension(m, VALUE_LENGTH);
+        Qwen35Config.checkProduct(2L * heads * headDim, "2 x " + HEAD_COUNT + " x " + KEY_LENGTH, src);
         if (valueDim != headDim) {
             throw new EdgeLmException(src + ": " + KEY_LENGTH + " (" + headDim + ") differs from " + VALUE_LENGTH + " (" + valueDim + ")");
         }
@@ -80,10 +88,22 @@ public final class GgufLoader {
             throw new EdgeLmException(src + ": " + ROPE_DIMENSION_COUNT + " = " + rotaryDim + " must be even and at most the head dim " + headDim);
         }
         int[] sections = m.optIntArray(ROPE_DIMENSION_SECTIONS).map(s -> Arrays.copyOf(s, 3)).orElse(new int[] {rotaryDim / 2, 0, 0});
-        int keyHeads = m.requirePositiveInt(SSM_GROUP_COUNT);
-        int valueHeads = m.requirePositiveInt(SSM_TIME_STEP_RANK);
-        int keyDim = m.requirePositiveInt(SSM_STATE_SIZE);
-        int inner = m.requirePositiveInt(SSM_INNER_SIZE);
+        long sectionSum = 0;
+        for (int s : sections) {
+            if (s < 0) {
+                throw new EdgeLmException(src + ": " + ROPE_DIMENSION_SECTIONS + " " + Arrays.toString(sections) + " has a negative entry");
+            }
+            sectionSum += s;
+        }
+        if (sectionSum > rotaryDim / 2) {
+            throw new EdgeLmException(src + ": " + ROPE_DIMENSION_SECTIONS + " " + Arrays.toString(sections) + " adds up to "
+                    + sectionSum + ", more than the " + rotaryDim / 2 + " rotary frequencies");
+        }
+        int keyHeads = dimension(m, SSM_GROUP_COUNT);
+        int valueHeads = dimension(m, SSM_TIME_STEP_RANK);
+        int keyDim = dimension(m, SSM_STATE_SIZE);
+        int inner = dimension(m, SSM_INNER_SIZE);
+        Qwen35Config.checkProduct(2L * keyHeads * keyDim + inner, "the linear attention's conv channels", src);
         if (valueHeads % keyHeads != 0 || inner % valueHeads != 0) {
             throw new EdgeLmException(src + ": linear attention heads do not fit: " + SSM_TIME_STEP_RANK + " = " + valueHeads
                     + ", " + SSM_GROUP_COUNT + " = " + keyHeads + ", " + SSM_INNER_SIZE + " = " + inner);
@@ -96,11 +116,26 @@ public final class GgufLoader {
         if (vocab > Integer.MAX_VALUE) {
             throw new EdgeLmException(src + ": vocabulary of " + vocab + " tokens is too large");
         }
+        if (vocab < 1 || embed.info().dim(0) != hidden) {
+            throw new EdgeLmException(src + ": tensor " + TOKEN_EMBD + " has dims " + Arrays.toString(embed.info().dims())
+                    + ", expected [" + hidden + " (" + EMBEDDING_LENGTH + "), vocabulary size >= 1] (ggml order, row length first)");
+        }
+        double theta = m.requireDouble(ROPE_FREQ_BASE);
+        Qwen35Config.checkRopeTheta(theta, src + ": " + ROPE_FREQ_BASE);
+        double eps = m.requireDouble(RMS_EPS);
+        Qwen35Config.checkRmsEps(eps, src + ": " + RMS_EPS);
         return new Qwen35Config(hidden, layers, full, heads, kvHeads, headDim, rotaryDim,
-                m.requireDouble(ROPE_FREQ_BASE), sections, keyHeads, valueHeads, keyDim, inner / valueHeads,
-                m.requirePositiveInt(SSM_CONV_KERNEL), m.requirePositiveInt(FEED_FORWARD_LENGTH), (int) vocab,
-                (float) m.requireDouble(RMS_EPS), file.tensor(OUTPUT) == null, true,
+                theta, sections, keyHeads, valueHeads, keyDim, inner / valueHeads,
+                m.requirePositiveInt(SSM_CONV_KERNEL), dimension(m, FEED_FORWARD_LENGTH), (int) vocab,
+                (float) eps, file.tensor(OUTPUT) == null, true,
                 m.optLong(GgufTokenizerData.EOS_ID).map(Long::intValue).orElse(-1));
+    }
+
+    /** A positive int within {@link Limits#dimension()}. */
+    private static int dimension(GgufMetadata m, String key) {
+        int v = m.requirePositiveInt(key);
+        Qwen35Config.checkProduct(v, key, m.source());
+        return v;
     }
 
     public static Qwen35Weights weights(GgufFile file, Qwen35Config config) {

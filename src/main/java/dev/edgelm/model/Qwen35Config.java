@@ -3,6 +3,8 @@ package dev.edgelm.model;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.Limits;
+import dev.edgelm.util.TextFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,7 +73,7 @@ public record Qwen35Config(
     public static Qwen35Config load(Path configJson) {
         JsonNode root;
         try {
-            root = new ObjectMapper().readTree(Files.readString(configJson));
+            root = new ObjectMapper().readTree(TextFiles.readUtf8(configJson));
         } catch (IOException e) {
             throw new EdgeLmException(configJson + ": cannot read or parse: " + e.getMessage());
         }
@@ -90,8 +92,12 @@ public record Qwen35Config(
         }
         JsonNode text = root.has("text_config") ? root.get("text_config") : root;
         Fields f = new Fields(text, source + (root.has("text_config") ? " text_config" : ""));
-        int hidden = f.integer("hidden_size");
+        int hidden = f.dimension("hidden_size");
         int layers = f.integer("num_hidden_layers");
+        if (layers > Limits.layers()) {
+            throw new EdgeLmException(f.source + ": num_hidden_layers = " + layers + " is more than " + Limits.layers()
+                    + " (the limit edgelm.limit.layers; released Qwen3.5 models have at most 64)");
+        }
         boolean[] full = new boolean[layers];
         JsonNode types = text.get("layer_types");
         if (types != null && types.isArray()) {
@@ -99,6 +105,9 @@ public record Qwen35Config(
                 throw new EdgeLmException(f.source + ": layer_types has " + types.size() + " entries but num_hidden_layers is " + layers);
             }
             for (int i = 0; i < layers; i++) {
+                if (!types.get(i).isTextual()) {
+                    throw new EdgeLmException(f.source + ": layer_types[" + i + "] is not a string");
+                }
                 String t = types.get(i).asText();
                 switch (t) {
                     case "full_attention" -> full[i] = true;
@@ -112,27 +121,48 @@ public record Qwen35Config(
                 full[i] = (i + 1) % interval == 0;
             }
         }
-        int heads = f.integer("num_attention_heads");
-        int kvHeads = f.integer("num_key_value_heads");
-        int headDim = text.has("head_dim") ? f.integer("head_dim") : hidden / heads;
+        int heads = f.dimension("num_attention_heads");
+        int kvHeads = f.dimension("num_key_value_heads");
+        int headDim = text.has("head_dim") ? f.dimension("head_dim") : hidden / heads;
+        if (headDim < 1) {
+            throw new EdgeLmException(f.source + ": hidden_size / num_attention_heads is 0: give head_dim");
+        }
+        checkProduct(2L * heads * headDim, "2 x num_attention_heads x head_dim", f.source);
         JsonNode rope = text.has("rope_parameters") ? text.get("rope_parameters") : text;
-        double theta = rope.has("rope_theta") ? rope.get("rope_theta").asDouble() : f.number("rope_theta");
-        double partial = rope.has("partial_rotary_factor") ? rope.get("partial_rotary_factor").asDouble()
-                : text.path("partial_rotary_factor").asDouble(1.0);
+        Fields r = new Fields(rope, f.source + (text.has("rope_parameters") ? " rope_parameters" : ""));
+        double theta = rope.has("rope_theta") ? r.positive("rope_theta") : f.positive("rope_theta");
+        double partial = rope.has("partial_rotary_factor") ? r.positive("partial_rotary_factor")
+                : text.has("partial_rotary_factor") ? f.positive("partial_rotary_factor") : 1.0;
+        if (partial > 1) {
+            throw new EdgeLmException(f.source + ": partial_rotary_factor = " + partial + " is more than 1");
+        }
         int rotaryDim = (int) (headDim * partial);
         int[] section = null;
         JsonNode sec = rope.get("mrope_section");
         if (sec != null && sec.isArray()) {
             section = new int[sec.size()];
+            long sum = 0;
             for (int i = 0; i < section.length; i++) {
-                section[i] = sec.get(i).asInt();
+                JsonNode s = sec.get(i);
+                if (!s.isIntegralNumber() || !s.canConvertToInt() || s.asInt() < 0) {
+                    throw new EdgeLmException(r.source + ": mrope_section[" + i + "] = " + s + " is not a non-negative integer");
+                }
+                section[i] = s.asInt();
+                sum += section[i];
+            }
+            if (sum > rotaryDim / 2) {
+                throw new EdgeLmException(r.source + ": mrope_section " + sec + " adds up to " + sum
+                        + ", more than the " + rotaryDim / 2 + " rotary frequencies");
             }
         }
         if (section == null) {
             section = new int[] {rotaryDim / 2, 0, 0};
         }
-        int kHeads = f.integer("linear_num_key_heads");
-        int vHeads = f.integer("linear_num_value_heads");
+        int kHeads = f.dimension("linear_num_key_heads");
+        int vHeads = f.dimension("linear_num_value_heads");
+        int kDim = f.dimension("linear_key_head_dim");
+        int vDim = f.dimension("linear_value_head_dim");
+        checkProduct(2L * kHeads * kDim + (long) vHeads * vDim, "the linear attention's conv channels", f.source);
         if (vHeads % kHeads != 0) {
             throw new EdgeLmException(f.source + ": linear_num_value_heads (" + vHeads + ") is not a multiple of linear_num_key_heads (" + kHeads + ")");
         }
@@ -144,28 +174,70 @@ public record Qwen35Config(
         }
         boolean tied = root.has("tie_word_embeddings") ? root.get("tie_word_embeddings").asBoolean()
                 : text.path("tie_word_embeddings").asBoolean(false);
+        double eps = text.has("rms_norm_eps") ? f.positive("rms_norm_eps") : 1e-6;
+        checkRmsEps(eps, f.source + ": rms_norm_eps");
         return new Qwen35Config(hidden, layers, full, heads, kvHeads, headDim, rotaryDim, theta, section,
-                kHeads, vHeads, f.integer("linear_key_head_dim"), f.integer("linear_value_head_dim"),
-                f.integer("linear_conv_kernel_dim"), f.integer("intermediate_size"), f.integer("vocab_size"),
-                (float) (text.has("rms_norm_eps") ? text.get("rms_norm_eps").asDouble() : 1e-6),
-                tied, false, text.path("eos_token_id").asInt(-1));
+                kHeads, vHeads, kDim, vDim,
+                f.integer("linear_conv_kernel_dim"), f.dimension("intermediate_size"), f.integer("vocab_size"),
+                (float) eps, tied, false, text.path("eos_token_id").asInt(-1));
+    }
+
+    /** An RMS epsilon: finite, above 0 and below 1 (released models use 1e-6); {@code what} names the field. */
+    public static void checkRmsEps(double eps, String what) {
+        if (!(eps > 0 && eps < 1) || (float) eps == 0f) {
+            throw new EdgeLmException(what + " = " + eps + " must be a number above 0 (as a float32) and below 1 (released models: 1e-6)");
+        }
+    }
+
+    /** A RoPE base frequency: finite and above 0 (released models use 10,000,000); {@code what} names the field. */
+    public static void checkRopeTheta(double theta, String what) {
+        if (!(theta > 0 && Double.isFinite(theta))) {
+            throw new EdgeLmException(what + " = " + theta + " must be a finite number above 0 (released models: 1e7)");
+        }
+    }
+
+    /** A product of dimensions within {@link Limits#dimension()}. */
+    static void checkProduct(long value, String what, String source) {
+        if (value > Limits.dimension()) {
+            throw new EdgeLmException(source + ": " + what + " = " + value + " is more than " + Limits.dimension()
+                    + " (the limit edgelm.limit.dim)");
+        }
     }
 
     private record Fields(JsonNode node, String source) {
         int integer(String name) {
             JsonNode v = node.get(name);
-            if (v == null || !v.canConvertToInt() || v.asInt() <= 0) {
-                throw new EdgeLmException(source + ": missing or invalid field '" + name + "' (a positive integer)");
+            if (v == null) {
+                throw new EdgeLmException(source + ": missing field '" + name + "' (a positive integer)");
+            }
+            if (!v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() <= 0) {
+                throw new EdgeLmException(source + ": field '" + name + "' = " + brief(v) + " is not a positive integer");
             }
             return v.asInt();
         }
 
-        double number(String name) {
+        /** A positive integer within {@link Limits#dimension()}. */
+        int dimension(String name) {
+            int v = integer(name);
+            checkProduct(v, name, source);
+            return v;
+        }
+
+        /** A finite number above 0. */
+        double positive(String name) {
             JsonNode v = node.get(name);
-            if (v == null || !v.isNumber()) {
-                throw new EdgeLmException(source + ": missing or invalid field '" + name + "' (a number)");
+            if (v == null) {
+                throw new EdgeLmException(source + ": missing field '" + name + "' (a number)");
+            }
+            if (!v.isNumber() || !Double.isFinite(v.asDouble()) || v.asDouble() <= 0) {
+                throw new EdgeLmException(source + ": field '" + name + "' = " + brief(v) + " is not a number above 0");
             }
             return v.asDouble();
+        }
+
+        private static String brief(JsonNode v) {
+            String s = v.toString();
+            return s.length() > 60 ? s.substring(0, 60) + "..." : s;
         }
     }
 

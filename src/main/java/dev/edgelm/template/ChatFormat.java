@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.edgelm.format.gguf.GenerationDefaults;
 import dev.edgelm.format.gguf.GgufFile;
+import dev.edgelm.format.gguf.GgufMetadata;
 import dev.edgelm.format.gguf.GgufTokenizerData;
 import dev.edgelm.tokenizer.Tokenizer;
 import dev.edgelm.tokenizer.TokenizerGguf;
@@ -78,14 +79,19 @@ public final class ChatFormat {
      * tokens are the generation defaults' eos ids, then the eos and end-of-turn ids.
      */
     public static Optional<ChatFormat> read(GgufFile file) {
-        Optional<GgufTokenizerData> section = GgufTokenizerData.read(file.metadata());
+        return read(file.metadata());
+    }
+
+    /** As {@link #read(GgufFile)}, from a GGUF file's metadata (also metadata about to be written, to check it). */
+    public static Optional<ChatFormat> read(GgufMetadata metadata) {
+        Optional<GgufTokenizerData> section = GgufTokenizerData.read(metadata);
         if (section.isEmpty()) {
             return Optional.empty();
         }
         GgufTokenizerData data = section.get();
-        String where = file.source();
+        String where = metadata.source();
         Tokenizer tokenizer = TokenizerGguf.create(data, where);
-        int[] stops = data.stopTokenIds(GenerationDefaults.read(file.metadata()));
+        int[] stops = data.stopTokenIds(GenerationDefaults.read(metadata));
         for (int id : stops) {
             if (id < 0 || id >= tokenizer.vocabSize() || data.tokenTypes()[id] == GgufTokenizerData.TYPE_UNUSED) {
                 throw new EdgeLmException(where + ": stop token id " + id + " is not a token of this tokenizer");
@@ -189,11 +195,7 @@ public final class ChatFormat {
         Map<String, Object> special = ChatTemplate.specialTokensOf(config);
         Path jinja = folder.resolve("chat_template.jinja");
         if (Files.isRegularFile(jinja)) {
-            try {
-                return ChatTemplate.parse(Files.readString(jinja), jinja.toString(), special);
-            } catch (IOException e) {
-                throw new EdgeLmException(jinja + ": cannot read: " + e.getMessage());
-            }
+            return ChatTemplate.parse(dev.edgelm.util.TextFiles.readUtf8(jinja), jinja.toString(), special);
         }
         JsonNode t = config.path("chat_template");
         if (t.isTextual()) {

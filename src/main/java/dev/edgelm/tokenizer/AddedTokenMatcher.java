@@ -35,6 +35,20 @@ final class AddedTokenMatcher {
 
     /** Splits {@code text} into plain stretches and added tokens, in order; empty stretches are left out. */
     List<Piece> split(String text, boolean splitSpecial) {
+        return split(text, splitSpecial ? (start, end) -> true : null);
+    }
+
+    /** Where special tokens count as plain text: true for a match over {@code [start, end)} that must not be one. */
+    @FunctionalInterface
+    interface PlainSpans {
+        boolean covers(int start, int end);
+    }
+
+    /**
+     * As {@link #split(String, boolean)}, with special tokens kept as plain text where {@code plain} says so
+     * (null: nowhere).
+     */
+    List<Piece> split(String text, PlainSpans plain) {
         List<Piece> out = new ArrayList<>();
         int plainStart = 0;
         int i = 0;
@@ -57,7 +71,7 @@ final class AddedTokenMatcher {
             int start = i;
             int stop = i + match.content().length();
             i = stop;
-            if (splitSpecial && match.special()) {
+            if (plain != null && match.special() && plain.covers(start, stop)) {
                 continue;
             }
             if (match.singleWord() && (endsWithWord(text, start) || startsWithWord(text, stop))) {

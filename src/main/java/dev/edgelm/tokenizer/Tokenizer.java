@@ -129,6 +129,55 @@ public final class Tokenizer {
         return out.toArray();
     }
 
+    /**
+     * Encodes text in which {@code plainRanges} ({@code start, end} pairs of char offsets) hold untrusted content,
+     * such as a user's message inside a rendered chat prompt: special tokens written there are encoded as plain text,
+     * as with {@code splitSpecial}; elsewhere they become their ids. Without special-token text inside the ranges,
+     * the ids are those of {@link #encode(String)}.
+     */
+    public int[] encode(String text, int[] plainRanges) {
+        String clean = replaceLoneSurrogates(text);
+        IntList out = new IntList(clean.length() / 3 + 4);
+        if (matcher.isEmpty()) {
+            encodePlain(clean, out);
+            return out.toArray();
+        }
+        AddedTokenMatcher.PlainSpans plain = (start, end) -> {
+            for (int i = 0; i + 1 < plainRanges.length; i += 2) {
+                if (start < plainRanges[i + 1] && end > plainRanges[i]) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        for (AddedTokenMatcher.Piece p : matcher.split(clean, plain)) {
+            if (p.token() != null) {
+                out.add(p.token().id());
+            } else {
+                encodePlain(clean.substring(p.start(), p.end()), out);
+            }
+        }
+        return out.toArray();
+    }
+
+    /** The Unicode normalization applied before pre-tokenization, or null for none. */
+    public Normalizer.Form normalization() {
+        return normalization;
+    }
+
+    /** Whether {@code text} contains the text of a special token (which {@link #encode(String)} would turn into it). */
+    public boolean containsSpecialText(String text) {
+        if (matcher.isEmpty()) {
+            return false;
+        }
+        for (AddedTokenMatcher.Piece p : matcher.split(text, false)) {
+            if (p.token() != null && p.token().special()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void encodePlain(String text, IntList out) {
         String normalized = normalization == null ? text : Normalizer.normalize(text, normalization);
         preTokenizer.split(normalized, (start, end) -> bpe.encode(normalized.substring(start, end), out));

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.edgelm.format.gguf.GgufFile;
 import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.util.Limits;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.text.Normalizer;
@@ -101,6 +102,10 @@ public final class TokenizerJson {
                 throw new EdgeLmException(where + ": model.vocab['" + token + "'] is not a token id");
             }
             int id = p.getIntValue();
+            if (id >= Limits.vocabulary()) {
+                throw new EdgeLmException(where + ": model.vocab['" + token + "'] = " + id + " is not below "
+                        + Limits.vocabulary() + " (the limit edgelm.limit.vocab)");
+            }
             while (tokens.size() <= id) {
                 tokens.add(null);
             }
@@ -151,9 +156,19 @@ public final class TokenizerJson {
             throw new EdgeLmException(where + ": model.merges is missing");
         }
         List<AddedToken> added = new ArrayList<>();
-        for (JsonNode t : root.path("added_tokens")) {
-            if (!t.path("id").canConvertToInt() || !t.path("content").isTextual() || t.path("content").asText().isEmpty()) {
+        JsonNode addedTokens = root.path("added_tokens");
+        if (!addedTokens.isMissingNode() && !addedTokens.isNull() && !addedTokens.isArray()) {
+            throw new EdgeLmException(where + ": added_tokens is " + addedTokens.getNodeType().toString().toLowerCase()
+                    + ", expected a list");
+        }
+        for (JsonNode t : addedTokens) {
+            if (!t.path("id").isIntegralNumber() || !t.path("id").canConvertToInt() || !t.path("content").isTextual()
+                    || t.path("content").asText().isEmpty()) {
                 throw new EdgeLmException(where + ": added_tokens entry " + t + " needs an id and a non-empty content");
+            }
+            if (t.path("id").asInt() < 0 || t.path("id").asInt() >= Limits.vocabulary()) {
+                throw new EdgeLmException(where + ": added_tokens entry " + t + " has an id outside [0, " + Limits.vocabulary()
+                        + ") (the limit edgelm.limit.vocab)");
             }
             added.add(new AddedToken(t.path("id").asInt(), t.path("content").asText(), t.path("special").asBoolean(false),
                     t.path("lstrip").asBoolean(false), t.path("rstrip").asBoolean(false), t.path("single_word").asBoolean(false)));

@@ -233,6 +233,24 @@ class InteractiveChatTest {
         }
     }
 
+    @Test
+    @Timeout(120)
+    void aLongPastedLineIsReadWithoutARedrawPerKey() throws Exception {
+        for (int size : new int[] {48_000, 150_000}) {
+            PipedOutputStream keys = new PipedOutputStream();
+            PipedInputStream stdin = new PipedInputStream(keys, 1 << 20);
+            Screen screen = new Screen();
+            Terminal terminal = new ExternalTerminal("test", "xterm-256color", stdin, screen, StandardCharsets.UTF_8);
+            ChatLineReader reader = new ChatLineReader(terminal, "edgelm");
+            String line = "word ".repeat(size / 5);
+            CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> reader.readLine(ChatRepl.PROMPT));
+            type(keys, line + "\n"); // keys arrive one by one, as a terminal without bracketed paste sends a paste
+            assertEquals(line, read.get(100, TimeUnit.SECONDS));
+            assertTrue(reader.redraws() < size / 50, reader.redraws() + " redraws for " + size + " keys");
+            terminal.close();
+        }
+    }
+
     private static void type(OutputStream keys, String s) throws IOException {
         keys.write(s.getBytes(StandardCharsets.UTF_8));
         keys.flush();

@@ -46,6 +46,16 @@ public final class FakeHub implements AutoCloseable {
     volatile String apiErrorCode;
     /** Host name used in absolute redirects to the CDN, or null for a relative redirect. */
     volatile String cdnHost;
+    /** When set: the Location of the redirect to the CDN, verbatim. */
+    public volatile String cdnLocation;
+    /** Answer 416 to every request for model.safetensors, whatever its range. */
+    public volatile boolean always416;
+    /** Stop sending model.safetensors after this many bytes, keeping the connection open (until closed). */
+    public volatile long stallAfter = -1;
+    /** Append this many junk bytes to model.safetensors (the Content-Length counts them). */
+    volatile int extraBytes;
+    private final java.util.concurrent.ExecutorService executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
+    private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
 
     FakeHub() throws IOException {
         this("test/tiny-a", Map.of(
@@ -61,6 +71,7 @@ public final class FakeHub implements AutoCloseable {
         content.keySet().stream().sorted().forEach(name -> files.put(name, content.get(name)));
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/", this::handle);
+        server.setExecutor(executor); // one thread per exchange: a stalled body must not hold up the next request
         server.start();
     }
 
@@ -101,6 +112,9 @@ public final class FakeHub implements AutoCloseable {
                 if (lfs.contains(name)) {
                     String host = cdnHost;
                     String location = host == null ? "/cdn/" + name : "http://" + host + ":" + server.getAddress().getPort() + "/cdn/" + name;
+                    if (cdnLocation != null) {
+                        location = cdnLocation;
+                    }
                     ex.getResponseHeaders().add("Location", location);
                     ex.sendResponseHeaders(302, -1);
                 } else {
@@ -163,6 +177,24 @@ public final class FakeHub implements AutoCloseable {
             content = content.clone();
             content[content.length / 2] ^= 0x55;
         }
+        if (name.equals("model.safetensors") && always416) {
+            ex.sendResponseHeaders(416, -1);
+            return;
+        }
+        if (name.equals("model.safetensors") && extraBytes > 0) {
+            content = java.util.Arrays.copyOf(content, content.length + extraBytes);
+        }
+        if (name.equals("model.safetensors") && stallAfter >= 0 && ex.getRequestHeaders().getFirst("Range") == null) {
+            ex.sendResponseHeaders(200, content.length);
+            ex.getResponseBody().write(content, 0, (int) stallAfter);
+            ex.getResponseBody().flush();
+            try {
+                closed.await(20, java.util.concurrent.TimeUnit.SECONDS); // bounded: the test ends long before
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IOException("fake hub: stalled on purpose");
+        }
         int from = 0;
         String range = ex.getRequestHeaders().getFirst("Range");
         if (range != null && range.matches("bytes=\\d+-")) {
@@ -197,6 +229,8 @@ public final class FakeHub implements AutoCloseable {
 
     @Override
     public void close() {
+        closed.countDown();
         server.stop(0);
+        executor.shutdownNow();
     }
 }

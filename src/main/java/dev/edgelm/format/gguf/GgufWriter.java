@@ -67,6 +67,14 @@ public final class GgufWriter implements AutoCloseable {
         this.totalBytes = totalBytes;
     }
 
+    /** What went wrong, without the temporary file's name (errors name the target the user gave). */
+    private static String reason(IOException e) {
+        if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+            return f.getReason();
+        }
+        return String.valueOf(e.getMessage());
+    }
+
     /** Opens a temporary file next to {@code target} and writes the header into it. */
     public static GgufWriter create(Path target, Map<String, GgufValue> metadata, List<TensorSpec> tensors) {
         int alignment = alignmentOf(metadata);
@@ -82,7 +90,7 @@ public final class GgufWriter implements AutoCloseable {
             temp = AtomicFiles.createTemporarySibling(target);
         } catch (IOException e) {
             throw new EdgeLmException(target + ": cannot create a file in " + target.toAbsolutePath().getParent() + ": "
-                    + e.getMessage(), e);
+                    + reason(e), e);
         }
         Thread cleanup = new Thread(() -> AtomicFiles.deleteQuietly(temp), "gguf-writer-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
@@ -98,7 +106,7 @@ public final class GgufWriter implements AutoCloseable {
             closeQuietly(ch);
             AtomicFiles.deleteQuietly(temp);
             removeHook(cleanup);
-            throw e instanceof IOException io ? new EdgeLmException(temp + ": cannot write: " + io.getMessage(), io) : (RuntimeException) e;
+            throw e instanceof IOException io ? new EdgeLmException(target + ": cannot write: " + reason(io), io) : (RuntimeException) e;
         }
     }
 
@@ -140,14 +148,14 @@ public final class GgufWriter implements AutoCloseable {
             try {
                 put(part);
             } catch (IOException e) {
-                throw new EdgeLmException(temp + ": cannot write: " + e.getMessage(), e);
+                throw new EdgeLmException(target + ": cannot write: " + reason(e), e);
             }
             writtenOfCurrent += n;
             if (writtenOfCurrent == t.byteSize()) {
                 try {
                     pad();
                 } catch (IOException e) {
-                    throw new EdgeLmException(temp + ": cannot write: " + e.getMessage(), e);
+                    throw new EdgeLmException(target + ": cannot write: " + reason(e), e);
                 }
                 current++;
                 writtenOfCurrent = 0;
@@ -173,7 +181,7 @@ public final class GgufWriter implements AutoCloseable {
             channel.close();
             AtomicFiles.commit(temp, target);
         } catch (IOException e) {
-            throw new EdgeLmException(target + ": cannot write: " + e.getMessage(), e);
+            throw new EdgeLmException(target + ": cannot write: " + reason(e), e);
         }
         finished = true;
         removeHook(cleanup);

@@ -1,6 +1,7 @@
 package dev.edgelm.format.npy;
 
 import dev.edgelm.util.AtomicFiles;
+import dev.edgelm.util.OutputFile;
 import dev.edgelm.util.EdgeLmException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -137,6 +138,73 @@ public final class Npy {
             dims.add(v);
         }
         return dims.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** Receives the rows of a streamed array: {@code cols} floats of {@code src} from {@code offset}. */
+    @FunctionalInterface
+    public interface RowSink {
+        void put(float[] src, int offset) throws IOException;
+    }
+
+    /** Produces the rows of a streamed array, in order, into the sink. */
+    @FunctionalInterface
+    public interface RowProducer {
+        void produce(RowSink sink) throws IOException;
+    }
+
+    /**
+     * Streams a float32 array [rows, cols] into {@code out}: the header with the final shape first, then each row
+     * as it is produced, so memory stays at one row whatever the count. Through {@link OutputFile}, a regular file
+     * appears only when complete; a producer that fails, or gives another number of rows, leaves no file.
+     */
+    public static void writeFloat32Rows(OutputFile out, long rows, int cols, RowProducer producer) {
+        if (rows < 0 || cols < 0) {
+            throw new IllegalArgumentException("shape [" + rows + ", " + cols + "]");
+        }
+        byte[] header = header(new long[] {rows, cols});
+        try {
+            out.write(stream -> {
+                stream.write(header);
+                ByteBuffer body = ByteBuffer.allocate(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
+                long[] written = {0};
+                producer.produce((src, offset) -> {
+                    if (written[0] == rows) {
+                        throw new IllegalStateException("more than " + rows + " rows");
+                    }
+                    for (int i = 0; i < cols; i++) {
+                        if (!body.hasRemaining()) {
+                            stream.write(body.array(), 0, body.position());
+                            body.clear();
+                        }
+                        body.putFloat(src[offset + i]);
+                    }
+                    written[0]++;
+                });
+                stream.write(body.array(), 0, body.position());
+                if (written[0] != rows) {
+                    throw new IllegalStateException(written[0] + " rows written, " + rows + " announced");
+                }
+            });
+        } catch (IOException e) {
+            throw new EdgeLmException(out.path() + ": cannot write: "
+                    + (e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage()));
+        }
+    }
+
+    /** The magic, version, header length and padded header dict of a little-endian float32 array. */
+    private static byte[] header(long[] shape) {
+        StringBuilder shapeText = new StringBuilder();
+        for (int i = 0; i < shape.length; i++) {
+            shapeText.append(shape[i]).append(shape.length == 1 ? "," : i < shape.length - 1 ? ", " : "");
+        }
+        String dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shapeText + "), }";
+        int unpadded = 10 + dict.length() + 1;
+        int padding = (64 - unpadded % 64) % 64;
+        String text = dict + " ".repeat(padding) + "\n";
+        ByteBuffer head = ByteBuffer.allocate(10 + text.length()).order(ByteOrder.LITTLE_ENDIAN);
+        head.put(MAGIC).put((byte) 1).put((byte) 0).putShort((short) text.length());
+        head.put(text.getBytes(StandardCharsets.ISO_8859_1));
+        return head.array();
     }
 
     /** Writes a float32 array of the given shape, atomically (temporary file, then rename). */
