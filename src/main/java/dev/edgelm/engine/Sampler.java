@@ -105,7 +105,7 @@ public final class Sampler {
             return stopIds.length > 0 ? stopIds[0] : argmax(logits);
         }
         if (options.isGreedy()) {
-            return argmax(work);
+            return argmaxMasked(work);
         }
         int n = candidates();
         double total = 0;
@@ -130,7 +130,7 @@ public final class Sampler {
             return new Distribution(new int[] {stopIds.length > 0 ? stopIds[0] : argmax(logits)}, new double[] {1.0});
         }
         if (options.isGreedy()) {
-            return new Distribution(new int[] {argmax(work)}, new double[] {1.0});
+            return new Distribution(new int[] {argmaxMasked(work)}, new double[] {1.0});
         }
         int n = candidates();
         double total = 0;
@@ -213,6 +213,20 @@ public final class Sampler {
                         + "): its weights or hyper-parameters are broken (NaN or infinite weights, a bad rms_norm_eps or rope theta)");
             }
         }
+    }
+
+    /**
+     * {@link #argmax} of the penalised logits: the model's logits were checked finite in {@link #penalise}; a
+     * constraint's {@code -inf} marks tokens it forbids.
+     */
+    private static int argmaxMasked(float[] v) {
+        int best = 0;
+        for (int i = 1; i < v.length; i++) {
+            if (v[i] > v[best]) {
+                best = i;
+            }
+        }
+        return best;
     }
 
     /** Lowest id among the largest values: greedy decoding. Non-finite logits are an error. */
