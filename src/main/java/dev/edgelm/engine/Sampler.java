@@ -65,7 +65,7 @@ public final class Sampler {
         this.contextIds = new int[vocab];
         this.generated = new boolean[vocab];
         this.generatedIds = new int[vocab];
-        this.generatedCounts = new int[vocab];
+        this.generatedCounts = options.frequencyPenalty() != 0f ? new int[vocab] : null;
         this.constraint = options.constraint() == null ? null : options.constraint().open();
         this.stopIds = options.stopTokenIds();
         this.stopLogits = new float[stopIds.length];
@@ -85,7 +85,9 @@ public final class Sampler {
             generated[id] = true;
             generatedIds[generatedCount++] = id;
         }
-        generatedCounts[id]++;
+        if (generatedCounts != null) {
+            generatedCounts[id]++;
+        }
         if (constraint != null) {
             constraint.accept(id);
         }
