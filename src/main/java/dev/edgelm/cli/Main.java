@@ -25,6 +25,7 @@ import picocli.CommandLine.Command;
         subcommands = {RunCommand.class, ModelCommands.Pull.class, ModelCommands.ListCommand.class,
                 ModelCommands.Remove.class, BenchmarkCommand.class, InspectCommand.class, ConvertCommand.class,
                 TokenizeCommand.class, TemplateCommand.class, ScoreCommand.class, SynthCommand.class, EvalCommand.class,
+                ServeCommand.class, BenchServeCommand.class,
                 CommandLine.HelpCommand.class, AutoComplete.GenerateCompletion.class})
 public final class Main implements Runnable {
     /** Listed under "Developer tools" in {@code edgelm --help}; every other command is a user command. */

@@ -156,6 +156,11 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     ModelSource source;
 
+    @Option(names = "--server", paramLabel = "URL", description = "Send the chat to a running 'edgelm serve' (or another "
+            + "OpenAI-compatible server) instead of loading the model here: no load or warm-up time. Default: the "
+            + "EDGELM_SERVER environment variable, else none.")
+    String server;
+
     @Override
     public Integer call() {
         ProcessContext context = main.context;
@@ -168,6 +173,13 @@ final class RunCommand implements Callable<Integer> {
         }
         if (interactive && (raw || json)) {
             throw new EdgeLmException((raw ? "--raw" : "--json") + " needs a prompt (-p TEXT or piped text)");
+        }
+        String serverUrl = server != null ? server : context.env().get("EDGELM_SERVER");
+        if (serverUrl != null && !serverUrl.isBlank()) {
+            if (interactive) {
+                throw new EdgeLmException("with --server (or EDGELM_SERVER), give a prompt or pipe text in: one answer is sent");
+            }
+            return remote(serverUrl, question, context);
         }
         PrintWriter err = spec.commandLine().getErr();
         ModelResolver.Resolved resolved = source.resolve(model, context);
@@ -340,6 +352,48 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The prompt (-p or PROMPT), with piped standard input appended (or piped input alone); null when there is neither. */
+    /** One answer from a running server, streamed to standard output as on the local path. */
+    private int remote(String url, String question, ProcessContext context) {
+        com.fasterxml.jackson.databind.node.ObjectNode body = dev.edgelm.server.Json.object().put("model", model);
+        com.fasterxml.jackson.databind.node.ArrayNode messages = body.putArray("messages");
+        if (system != null) {
+            messages.addObject().put("role", "system").put("content", system);
+        }
+        messages.addObject().put("role", "user").put("content", question);
+        if (maxTokens != null) {
+            if (maxTokens < 1) {
+                throw new EdgeLmException("--max-tokens must be at least 1, got " + maxTokens);
+            }
+            body.put("max_tokens", maxTokens);
+        }
+        if (temperature != null) {
+            body.put("temperature", temperature);
+        }
+        if (topK != null) {
+            body.put("top_k", topK);
+        }
+        if (topP != null) {
+            body.put("top_p", topP);
+        }
+        if (minP != null) {
+            body.put("min_p", minP);
+        }
+        if (seed != null) {
+            body.put("seed", seed);
+        }
+        body.putObject("chat_template_kwargs").put("enable_thinking", think);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        ReplyPrinter printer = new ReplyPrinter(out, err, context.stderrStyled() ? ReplyPrinter.ANSI_DIM : s -> s, () -> { }, true);
+        dev.edgelm.server.ChatClient.Result r = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY"))
+                .chat(body, printer::onAnswer, printer::onThinking);
+        printer.end();
+        if ("length".equals(r.finishReason())) {
+            err.println("note: the answer was cut at the token limit");
+        }
+        return 0;
+    }
+
     private String question(ProcessContext context) {
         if (prompt != null && positionalPrompt != null) {
             throw new EdgeLmException("two prompts: give either PROMPT or -p/--prompt");

@@ -15,8 +15,11 @@ import java.util.SplittableRandom;
  *       Applied once per distinct token, however often it occurs.</li>
  *   <li><b>Presence penalty</b> {@code q} (as vLLM and the OpenAI API define it): {@code l -= q} once for
  *       every distinct token <em>generated</em> in this generation (the prompt does not count).</li>
- *   <li><b>Frequency penalty</b> {@code f} (OpenAI's): {@code l -= f * c} where {@code c} is how often the token
- *       was generated in this generation.</li>
+ *   <li><b>Frequency penalty</b> {@code f} (OpenAI's definition): {@code l -= f * c} where {@code c} is how
+ *       often this generation produced the token.</li>
+ *   <li><b>Constraint</b> ({@link TokenConstraint}, when the options carry one): tokens it does not allow get
+ *       {@code -inf}; stop tokens are allowed exactly when {@link TokenConstraint#canStop()}. If nothing is
+ *       left, the first stop token is taken (or, without stop tokens, the unconstrained argmax).</li>
  *   <li>If the temperature is 0 or top-k is 1: the argmax of the penalised logits (ties: the lowest id).
  *       Nothing below happens and no random number is drawn.</li>
  *   <li><b>Temperature</b> {@code T}: probabilities {@code softmax(l / T)}.</li>
@@ -42,8 +45,11 @@ public final class Sampler {
     private int contextCount;
     private final boolean[] generated;
     private final int[] generatedIds;
-    private final int[] generatedTimes;
+    private final int[] generatedCounts;
     private int generatedCount;
+    private final TokenConstraint constraint;
+    private final int[] stopIds;
+    private final float[] stopLogits;
     private long[] keys;
     private double[] weights;
 
@@ -59,7 +65,10 @@ public final class Sampler {
         this.contextIds = new int[vocab];
         this.generated = new boolean[vocab];
         this.generatedIds = new int[vocab];
-        this.generatedTimes = options.frequencyPenalty() != 0f ? new int[vocab] : null;
+        this.generatedCounts = options.frequencyPenalty() != 0f ? new int[vocab] : null;
+        this.constraint = options.constraint() == null ? null : options.constraint().open();
+        this.stopIds = options.stopTokenIds();
+        this.stopLogits = new float[stopIds.length];
     }
 
     /** Records tokens of the context (for the repetition penalty). */
@@ -72,12 +81,15 @@ public final class Sampler {
     /** Records a token this generation produced. */
     public void accept(int id) {
         markContext(id);
-        if (generatedTimes != null) {
-            generatedTimes[id]++;
-        }
         if (!generated[id]) {
             generated[id] = true;
             generatedIds[generatedCount++] = id;
+        }
+        if (generatedCounts != null) {
+            generatedCounts[id]++;
+        }
+        if (constraint != null) {
+            constraint.accept(id);
         }
     }
 
@@ -91,8 +103,11 @@ public final class Sampler {
     /** The next token. {@code logits} is left unchanged. */
     public int sample(float[] logits) {
         penalise(logits);
+        if (constraint != null && nothingAllowed()) {
+            return stopIds.length > 0 ? stopIds[0] : argmax(logits);
+        }
         if (options.isGreedy()) {
-            return argmax(work);
+            return argmaxMasked(work);
         }
         int n = candidates();
         double total = 0;
@@ -113,8 +128,11 @@ public final class Sampler {
     /** The tokens the next {@link #sample} call may return, with their probabilities; draws nothing. */
     public Distribution distribution(float[] logits) {
         penalise(logits);
+        if (constraint != null && nothingAllowed()) {
+            return new Distribution(new int[] {stopIds.length > 0 ? stopIds[0] : argmax(logits)}, new double[] {1.0});
+        }
         if (options.isGreedy()) {
-            return new Distribution(new int[] {argmax(work)}, new double[] {1.0});
+            return new Distribution(new int[] {argmaxMasked(work)}, new double[] {1.0});
         }
         int n = candidates();
         double total = 0;
@@ -160,9 +178,30 @@ public final class Sampler {
         if (f != 0f) {
             for (int i = 0; i < generatedCount; i++) {
                 int id = generatedIds[i];
-                work[id] -= f * generatedTimes[id];
+                work[id] -= f * generatedCounts[id];
             }
         }
+        if (constraint != null) {
+            for (int i = 0; i < stopIds.length; i++) {
+                stopLogits[i] = stopIds[i] < vocab ? work[stopIds[i]] : Float.NEGATIVE_INFINITY;
+            }
+            constraint.mask(work);
+            boolean stop = constraint.canStop();
+            for (int i = 0; i < stopIds.length; i++) {
+                if (stopIds[i] < vocab) {
+                    work[stopIds[i]] = stop ? stopLogits[i] : Float.NEGATIVE_INFINITY;
+                }
+            }
+        }
+    }
+
+    private boolean nothingAllowed() {
+        for (float l : work) {
+            if (l != Float.NEGATIVE_INFINITY) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -176,6 +215,20 @@ public final class Sampler {
                         + "): its weights or hyper-parameters are broken (NaN or infinite weights, a bad rms_norm_eps or rope theta)");
             }
         }
+    }
+
+    /**
+     * {@link #argmax} of the penalised logits: the model's logits were checked finite in {@link #penalise}; a
+     * constraint's {@code -inf} marks tokens it forbids.
+     */
+    private static int argmaxMasked(float[] v) {
+        int best = 0;
+        for (int i = 1; i < v.length; i++) {
+            if (v[i] > v[best]) {
+                best = i;
+            }
+        }
+        return best;
     }
 
     /** Lowest id among the largest values: greedy decoding. Non-finite logits are an error. */
