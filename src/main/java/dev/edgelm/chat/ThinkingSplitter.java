@@ -5,9 +5,9 @@ package dev.edgelm.chat;
  * in pieces: text that could still be the start of the next tag is held back. Newlines right inside a think
  * block and right after it are dropped, as the chat template drops them when it re-renders a reply.
  */
-final class ThinkingSplitter {
-    static final String OPEN = "<think>";
-    static final String CLOSE = "</think>";
+public final class ThinkingSplitter {
+    public static final String OPEN = "<think>";
+    public static final String CLOSE = "</think>";
 
     private final ChatListener listener;
     private final StringBuilder thinking = new StringBuilder();
@@ -21,13 +21,13 @@ final class ThinkingSplitter {
     private int trailingNewlines;
 
     /** {@code startsThinking}: the prompt ends inside an open think block. */
-    ThinkingSplitter(boolean startsThinking, ChatListener listener) {
+    public ThinkingSplitter(boolean startsThinking, ChatListener listener) {
         this.listener = listener;
         this.inThinking = startsThinking;
         this.sawThinking = startsThinking;
     }
 
-    void push(String piece) {
+    public void push(String piece) {
         held.append(piece);
         while (true) {
             String tag = inThinking ? CLOSE : OPEN;
@@ -48,21 +48,21 @@ final class ThinkingSplitter {
     }
 
     /** Releases text held back as a possible tag start; trailing newlines are dropped. */
-    void finish() {
+    public void finish() {
         emit(held.toString());
         held.setLength(0);
     }
 
-    String thinking() {
+    public String thinking() {
         return thinking.toString();
     }
 
-    String answer() {
+    public String answer() {
         return answer.toString();
     }
 
     /** Whether the reply had a thinking part (the prompt opened one, or the model wrote {@code <think>}). */
-    boolean sawThinking() {
+    public boolean sawThinking() {
         return sawThinking;
     }
 

@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
         versionProvider = Main.Version.class,
         description = "Runs Qwen3.5 models on the CPU.",
         subcommands = {ScoreCommand.class, TokenizeCommand.class, TemplateCommand.class, ConvertCommand.class,
-                InspectCommand.class, BenchmarkCommand.class, SynthCommand.class, RunCommand.class,
+                InspectCommand.class, BenchmarkCommand.class, SynthCommand.class, RunCommand.class, ServeCommand.class, BenchServeCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     final ProcessContext context;

@@ -84,15 +84,27 @@ final class RunCommand implements Callable<Integer> {
             + "and answers). Default: " + EngineOptions.DEFAULT_MAX_NUM_TOKENS + ".")
     Integer maxNumTokens;
 
+    @Option(names = "--server", paramLabel = "URL", description = "Send the chat to a running 'edgelm serve' (or another "
+            + "OpenAI-compatible server) instead of loading the model here: no load or warm-up time. Default: the "
+            + "EDGELM_SERVER environment variable, else none.")
+    String server;
+
     @Override
     public Integer call() {
         ProcessContext context = main.context;
         String question = question(context);
         boolean interactive = question == null;
+        String serverUrl = server != null ? server : context.env().get("EDGELM_SERVER");
+        if (serverUrl != null && !serverUrl.isBlank()) {
+            if (interactive) {
+                throw new EdgeLmException("with --server (or EDGELM_SERVER), give --prompt or pipe text in: one answer is sent");
+            }
+            return remote(serverUrl, question, context);
+        }
         if (interactive && !context.stdinIsTerminal()) {
             throw new EdgeLmException("nothing to answer: give --prompt, pipe text in, or run on a terminal for a chat");
         }
-        Path path = localModel(context);
+        Path path = localModel(model, context);
         ChatFormat format = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
                 + ": this model has no tokenizer, so it cannot take text; it runs on token ids only: edgelm score "
                 + path + " --tokens 1,2,3"));
@@ -127,6 +139,46 @@ final class RunCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** One answer from a running server, streamed to standard output as on the local path. */
+    private int remote(String url, String question, ProcessContext context) {
+        com.fasterxml.jackson.databind.node.ObjectNode body = dev.edgelm.server.Json.object().put("model", model);
+        com.fasterxml.jackson.databind.node.ArrayNode messages = body.putArray("messages");
+        if (system != null) {
+            messages.addObject().put("role", "system").put("content", system);
+        }
+        messages.addObject().put("role", "user").put("content", question);
+        if (maxTokens != null) {
+            if (maxTokens < 1) {
+                throw new EdgeLmException("--max-tokens must be at least 1, got " + maxTokens);
+            }
+            body.put("max_tokens", maxTokens);
+        }
+        if (temperature != null) {
+            body.put("temperature", temperature);
+        }
+        if (topK != null) {
+            body.put("top_k", topK);
+        }
+        if (topP != null) {
+            body.put("top_p", topP);
+        }
+        if (minP != null) {
+            body.put("min_p", minP);
+        }
+        if (seed != null) {
+            body.put("seed", seed);
+        }
+        body.putObject("chat_template_kwargs").put("enable_thinking", think);
+        PrintWriter out = spec.commandLine().getOut();
+        ReplyPrinter printer = new ReplyPrinter(out, context.stdoutIsTerminal() ? ReplyPrinter.ANSI_DIM : s -> s);
+        dev.edgelm.server.ChatClient.Result r = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY")).chat(body, printer::onAnswer, printer::onThinking);
+        printer.end();
+        if ("length".equals(r.finishReason())) {
+            spec.commandLine().getErr().println("note: the answer was cut at the token limit");
+        }
+        return 0;
+    }
+
     /** --prompt, with piped standard input appended (or piped input alone); null when there is neither. */
     private String question(ProcessContext context) {
         String piped = context.readPiped().map(b -> new String(b, StandardCharsets.UTF_8)).filter(s -> !s.isBlank()).orElse(null);
@@ -136,8 +188,11 @@ final class RunCommand implements Callable<Integer> {
         return piped == null ? prompt : prompt + "\n\n" + piped;
     }
 
-    /** MODEL as a local file or folder; a Hub id is downloaded and converted once to an int8 GGUF file. */
-    private Path localModel(ProcessContext context) {
+    /**
+     * MODEL as a local file or folder; a Hub id is downloaded and converted once to an int8 GGUF file. Shared
+     * with {@code serve}, so both resolve a model name the same way.
+     */
+    static Path localModel(String model, ProcessContext context) {
         if (isLocal(model)) {
             return Path.of(model);
         }

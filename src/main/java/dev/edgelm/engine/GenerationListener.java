@@ -12,4 +12,10 @@ public interface GenerationListener {
     default void onToken(int id) {}
 
     default void onText(String piece) {}
+
+    /**
+     * The log-probabilities of the token about to be passed to {@link #onToken}, when the options ask for
+     * them ({@link GenerationOptions#topLogprobs()} {@code >= 0}); called just before {@code onToken}.
+     */
+    default void onLogprobs(TokenLogprobs logprobs) {}
 }

@@ -22,6 +22,9 @@ public final class GenerationOptions {
     private final float minP;
     private final float repetitionPenalty;
     private final float presencePenalty;
+    private final float frequencyPenalty;
+    private final int topLogprobs;
+    private final TokenConstraint.Factory constraint;
     private final Long seed;
     private final int[] stopTokenIds;
     private final List<String> stopStrings;
@@ -34,6 +37,9 @@ public final class GenerationOptions {
         this.minP = b.minP;
         this.repetitionPenalty = b.repetitionPenalty;
         this.presencePenalty = b.presencePenalty;
+        this.frequencyPenalty = b.frequencyPenalty;
+        this.topLogprobs = b.topLogprobs;
+        this.constraint = b.constraint;
         this.seed = b.seed;
         this.stopTokenIds = Arrays.stream(b.stopTokenIds).distinct().toArray();
         this.stopStrings = List.copyOf(b.stopStrings);
@@ -57,6 +63,9 @@ public final class GenerationOptions {
         b.minP = minP;
         b.repetitionPenalty = repetitionPenalty;
         b.presencePenalty = presencePenalty;
+        b.frequencyPenalty = frequencyPenalty;
+        b.topLogprobs = topLogprobs;
+        b.constraint = constraint;
         b.seed = seed;
         b.stopTokenIds = stopTokenIds.clone();
         b.stopStrings = new ArrayList<>(stopStrings);
@@ -97,6 +106,24 @@ public final class GenerationOptions {
         return presencePenalty;
     }
 
+    /** 0 = off; subtracted from a token's logit once per time this generation produced it. */
+    public float frequencyPenalty() {
+        return frequencyPenalty;
+    }
+
+    /**
+     * -1 = no log-probabilities; otherwise each token's log-probability and this many most likely
+     * alternatives are reported to {@link GenerationListener#onLogprobs}.
+     */
+    public int topLogprobs() {
+        return topLogprobs;
+    }
+
+    /** Makes the constraint each generation decodes under, or null for none. */
+    public TokenConstraint.Factory constraint() {
+        return constraint;
+    }
+
     /** The random seed, or empty for a fresh one per generation. */
     public OptionalLong seed() {
         return seed == null ? OptionalLong.empty() : OptionalLong.of(seed);
@@ -129,7 +156,8 @@ public final class GenerationOptions {
         return "GenerationOptions[maxNewTokens=" + (maxNewTokens > 0 ? maxNewTokens : "unlimited")
                 + ", temperature=" + temperature + ", topK=" + topK + ", topP=" + topP + ", minP=" + minP
                 + ", repetitionPenalty=" + repetitionPenalty + ", presencePenalty=" + presencePenalty
-                + ", seed=" + seed + ", stopTokenIds=" + Arrays.toString(stopTokenIds) + ", stopStrings=" + stopStrings + "]";
+                + ", frequencyPenalty=" + frequencyPenalty + ", topLogprobs=" + topLogprobs
+                + (constraint == null ? "" : ", constrained") + ", seed=" + seed + ", stopTokenIds=" + Arrays.toString(stopTokenIds) + ", stopStrings=" + stopStrings + "]";
     }
 
     public static final class Builder {
@@ -140,6 +168,9 @@ public final class GenerationOptions {
         private float minP;
         private float repetitionPenalty = 1f;
         private float presencePenalty;
+        private float frequencyPenalty;
+        private int topLogprobs = -1;
+        private TokenConstraint.Factory constraint;
         private Long seed;
         private int[] stopTokenIds = new int[0];
         private List<String> stopStrings = new ArrayList<>();
@@ -236,6 +267,30 @@ public final class GenerationOptions {
                 throw new EdgeLmException("presence penalty must be a finite number, got " + p);
             }
             this.presencePenalty = p;
+            return this;
+        }
+
+        /** 0 = off; subtracted from a token's logit once per time it was generated (OpenAI's definition). */
+        public Builder frequencyPenalty(float p) {
+            if (!Float.isFinite(p)) {
+                throw new EdgeLmException("frequency penalty must be a finite number, got " + p);
+            }
+            this.frequencyPenalty = p;
+            return this;
+        }
+
+        /** -1 = off; otherwise report log-probabilities with {@code k} alternatives (0..100). */
+        public Builder topLogprobs(int k) {
+            if (k < -1 || k > 100) {
+                throw new EdgeLmException("top logprobs must be in -1..100 (-1 = off), got " + k);
+            }
+            this.topLogprobs = k;
+            return this;
+        }
+
+        /** Decode under a constraint made by {@code factory} per generation; null = none. */
+        public Builder constraint(TokenConstraint.Factory factory) {
+            this.constraint = factory;
             return this;
         }
 

@@ -14,6 +14,11 @@ import java.util.SplittableRandom;
  *       Applied once per distinct token, however often it occurs.</li>
  *   <li><b>Presence penalty</b> {@code q} (as vLLM and the OpenAI API define it): {@code l -= q} once for
  *       every distinct token <em>generated</em> in this generation (the prompt does not count).</li>
+ *   <li><b>Frequency penalty</b> {@code f} (OpenAI's definition): {@code l -= f * c} where {@code c} is how
+ *       often this generation produced the token.</li>
+ *   <li><b>Constraint</b> ({@link TokenConstraint}, when the options carry one): tokens it does not allow get
+ *       {@code -inf}; stop tokens are allowed exactly when {@link TokenConstraint#canStop()}. If nothing is
+ *       left, the first stop token is taken (or, without stop tokens, the unconstrained argmax).</li>
  *   <li>If the temperature is 0 or top-k is 1: the argmax of the penalised logits (ties: the lowest id).
  *       Nothing below happens and no random number is drawn.</li>
  *   <li><b>Temperature</b> {@code T}: probabilities {@code softmax(l / T)}.</li>
@@ -39,7 +44,11 @@ public final class Sampler {
     private int contextCount;
     private final boolean[] generated;
     private final int[] generatedIds;
+    private final int[] generatedCounts;
     private int generatedCount;
+    private final TokenConstraint constraint;
+    private final int[] stopIds;
+    private final float[] stopLogits;
     private long[] keys;
     private double[] weights;
 
@@ -55,6 +64,10 @@ public final class Sampler {
         this.contextIds = new int[vocab];
         this.generated = new boolean[vocab];
         this.generatedIds = new int[vocab];
+        this.generatedCounts = new int[vocab];
+        this.constraint = options.constraint() == null ? null : options.constraint().open();
+        this.stopIds = options.stopTokenIds();
+        this.stopLogits = new float[stopIds.length];
     }
 
     /** Records tokens of the context (for the repetition penalty). */
@@ -71,6 +84,10 @@ public final class Sampler {
             generated[id] = true;
             generatedIds[generatedCount++] = id;
         }
+        generatedCounts[id]++;
+        if (constraint != null) {
+            constraint.accept(id);
+        }
     }
 
     private void markContext(int id) {
@@ -83,6 +100,9 @@ public final class Sampler {
     /** The next token. {@code logits} is left unchanged. */
     public int sample(float[] logits) {
         penalise(logits);
+        if (constraint != null && nothingAllowed()) {
+            return stopIds.length > 0 ? stopIds[0] : argmax(logits);
+        }
         if (options.isGreedy()) {
             return argmax(work);
         }
@@ -105,6 +125,9 @@ public final class Sampler {
     /** The tokens the next {@link #sample} call may return, with their probabilities; draws nothing. */
     public Distribution distribution(float[] logits) {
         penalise(logits);
+        if (constraint != null && nothingAllowed()) {
+            return new Distribution(new int[] {stopIds.length > 0 ? stopIds[0] : argmax(logits)}, new double[] {1.0});
+        }
         if (options.isGreedy()) {
             return new Distribution(new int[] {argmax(work)}, new double[] {1.0});
         }
@@ -147,6 +170,34 @@ public final class Sampler {
                 work[generatedIds[i]] -= q;
             }
         }
+        float f = options.frequencyPenalty();
+        if (f != 0f) {
+            for (int i = 0; i < generatedCount; i++) {
+                int id = generatedIds[i];
+                work[id] -= f * generatedCounts[id];
+            }
+        }
+        if (constraint != null) {
+            for (int i = 0; i < stopIds.length; i++) {
+                stopLogits[i] = stopIds[i] < vocab ? work[stopIds[i]] : Float.NEGATIVE_INFINITY;
+            }
+            constraint.mask(work);
+            boolean stop = constraint.canStop();
+            for (int i = 0; i < stopIds.length; i++) {
+                if (stopIds[i] < vocab) {
+                    work[stopIds[i]] = stop ? stopLogits[i] : Float.NEGATIVE_INFINITY;
+                }
+            }
+        }
+    }
+
+    private boolean nothingAllowed() {
+        for (float l : work) {
+            if (l != Float.NEGATIVE_INFINITY) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Lowest id among the largest values: greedy decoding. */

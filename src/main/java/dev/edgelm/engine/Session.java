@@ -87,6 +87,11 @@ public final class Session {
         public int length() {
             return length;
         }
+
+        /** Memory the checkpoint holds (the fixed-size model state and the saved logits). */
+        public long bytes() {
+            return state.bytes() + (lastLogits == null ? 0 : 4L * lastLogits.length);
+        }
     }
 
     /**
@@ -180,6 +185,9 @@ public final class Session {
                     reason = StopReason.STOP_TOKEN;
                     stopToken = t;
                     break;
+                }
+                if (options.topLogprobs() >= 0) {
+                    listener.onLogprobs(TokenLogprobs.of(logits, t, options.topLogprobs()));
                 }
                 sampler.accept(t);
                 if (count == emitted.length) {

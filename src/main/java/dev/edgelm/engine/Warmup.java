@@ -48,7 +48,7 @@ public final class Warmup implements AutoCloseable {
     }
 
     /** Runs the passes on the calling thread until they settle, at most {@link #MAX_PASSES}; returns how many. */
-    static int runToCompletion(Engine engine) {
+    public static int runToCompletion(Engine engine) {
         Warmup w = new Warmup();
         w.passes(engine);
         return w.passes;

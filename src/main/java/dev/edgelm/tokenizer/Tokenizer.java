@@ -176,6 +176,11 @@ public final class Tokenizer {
         return tokenBytes[id];
     }
 
+    /** The bytes a token decodes to (a copy; a byte-level token may hold part of a UTF-8 character). */
+    public byte[] bytes(int id) {
+        return rawBytes(id).clone();
+    }
+
     /** The token's string as the vocabulary writes it (byte-level form; added tokens as their content). */
     public String token(int id) {
         checkId(id);

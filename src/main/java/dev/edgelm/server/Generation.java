@@ -1,0 +1,374 @@
+package dev.edgelm.server;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.edgelm.chat.ChatListener;
+import dev.edgelm.chat.ThinkingSplitter;
+import dev.edgelm.chat.tools.QwenToolCallParser;
+import dev.edgelm.engine.GenerationListener;
+import dev.edgelm.engine.GenerationOptions;
+import dev.edgelm.engine.GenerationResult;
+import dev.edgelm.engine.StopReason;
+import dev.edgelm.engine.TokenLogprobs;
+import dev.edgelm.template.ChatTemplateException;
+import dev.edgelm.util.EdgeLmException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One completion request on its way through the model, free of HTTP: it renders and tokenizes the prompt,
+ * checks it against the context, submits it to the backend and turns what the model produces into the
+ * OpenAI message parts (reasoning, content, tool calls, log-probabilities). Streaming requests read the parts
+ * as they come ({@link #next}); all requests can read the assembled message once it ended.
+ *
+ * <p>The text pipeline, on the generating thread: generated text, then {@link ThinkingSplitter} (reasoning
+ * apart from the answer), then {@link QwenToolCallParser} when the request declares tools.
+ */
+final class Generation {
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final String ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+    /** A part of the reply: a delta object (chat) or a text piece (raw completion), with its tokens' log-probabilities. */
+    record Part(ObjectNode delta, String text, ArrayNode logprobs) {}
+
+    /** The end: the engine's result, or the failure that ended the generation. */
+    record End(GenerationResult result, RuntimeException failure) {}
+
+    /** A tool call of the reply. */
+    record ToolCall(String id, String name, StringBuilder arguments) {}
+
+    private final ServedModel model;
+    private final boolean chat;
+    private final boolean stream;
+    private final int[] prompt;
+    private final GenerationOptions options;
+    private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+    private final StringBuilder reasoning = new StringBuilder();
+    private final StringBuilder content = new StringBuilder();
+    private final List<ToolCall> toolCalls = new ArrayList<>();
+    private final ArrayNode allLogprobs = Json.array();
+    private ArrayNode pendingLogprobs;
+    private final ThinkingSplitter splitter;
+    private final QwenToolCallParser parser;
+    private final boolean wantLogprobs;
+    private GenerationBackend.Handle handle;
+    private volatile boolean ended;
+    private final long submittedAt = System.nanoTime();
+    private volatile long firstTokenAt;
+
+    private Generation(ServedModel model, boolean chat, boolean stream, int[] prompt, GenerationOptions options,
+                       boolean thinkingOpen, Map<String, java.util.Set<String>> tools, String forcedPrefix) {
+        this.model = model;
+        this.chat = chat;
+        this.stream = stream;
+        this.prompt = prompt;
+        this.options = options;
+        this.wantLogprobs = options.topLogprobs() >= 0;
+        this.pendingLogprobs = wantLogprobs ? Json.array() : null;
+        QwenToolCallParser p = null;
+        if (tools != null) {
+            p = new QwenToolCallParser(tools, new QwenToolCallParser.Listener() {
+                @Override
+                public void onContent(String text) {
+                    emitContent(text);
+                }
+
+                @Override
+                public void onToolCallStart(int index, String name) {
+                    ToolCall call = new ToolCall("call_" + randomId(24), name, new StringBuilder());
+                    toolCalls.add(call);
+                    ObjectNode fn = Json.object().put("name", name).put("arguments", "");
+                    ObjectNode tc = Json.object().put("index", index).put("id", call.id()).put("type", "function");
+                    tc.set("function", fn);
+                    ObjectNode delta = Json.object();
+                    delta.putArray("tool_calls").add(tc);
+                    emit(delta, null);
+                }
+
+                @Override
+                public void onToolCallArguments(int index, String fragment) {
+                    toolCalls.get(index).arguments().append(fragment);
+                    ObjectNode tc = Json.object().put("index", index);
+                    tc.putObject("function").put("arguments", fragment);
+                    ObjectNode delta = Json.object();
+                    delta.putArray("tool_calls").add(tc);
+                    emit(delta, null);
+                }
+            });
+        }
+        this.parser = p;
+        this.splitter = chat ? new ThinkingSplitter(thinkingOpen, new ChatListener() {
+            @Override
+            public void onThinking(String text) {
+                reasoning.append(text);
+                emit(Json.object().put("reasoning_content", text), null);
+            }
+
+            @Override
+            public void onAnswer(String text) {
+                if (parser != null) {
+                    parser.push(text);
+                } else {
+                    emitContent(text);
+                }
+            }
+        }) : null;
+        if (parser != null && forcedPrefix != null) {
+            parser.push(forcedPrefix); // the call the prompt already opened is part of the reply
+        }
+    }
+
+    /** A chat completion: the messages rendered with the model's template. */
+    static Generation chat(ServedModel model, ChatRequest r) {
+        List<Map<String, Object>> tools = r.parsesToolCalls() ? r.tools() : null;
+        String prompt;
+        try {
+            prompt = model.format().template().render(r.messages(), tools, true, r.templateKwargs());
+        } catch (ChatTemplateException e) {
+            throw ApiException.invalid("messages", "the chat template cannot render these messages: " + e.getMessage());
+        }
+        boolean thinkingOpen = prompt.lastIndexOf(ThinkingSplitter.OPEN) > prompt.lastIndexOf(ThinkingSplitter.CLOSE);
+        String forced = null;
+        if (tools != null && !thinkingOpen && r.responseFormat() == ChatRequest.ResponseFormat.TEXT) {
+            // without a grammar, a required call is enforced by opening it in the prompt
+            if (r.toolChoice() == ChatRequest.ToolChoice.NAMED) {
+                forced = "<tool_call>\n<function=" + r.forcedFunction() + ">\n";
+            } else if (r.toolChoice() == ChatRequest.ToolChoice.REQUIRED) {
+                forced = "<tool_call>\n<function=";
+            }
+        }
+        int[] ids = model.tokenizer().encode(forced == null ? prompt : prompt + forced);
+        GenerationOptions options = options(model, ids.length, r.sampling(), r.topLogprobs(), r.responseFormat());
+        return new Generation(model, true, r.stream(), ids, options, thinkingOpen,
+                tools == null || r.responseFormat() != ChatRequest.ResponseFormat.TEXT ? null : QwenToolCallParser.stringParameters(tools),
+                forced);
+    }
+
+    /** A raw completion of {@code ids}. */
+    static Generation raw(ServedModel model, int[] ids, boolean stream, Sampling sampling, int topLogprobs) {
+        GenerationOptions options = options(model, ids.length, sampling, topLogprobs, ChatRequest.ResponseFormat.TEXT);
+        return new Generation(model, false, stream, ids, options, false, null, null);
+    }
+
+    private static GenerationOptions options(ServedModel model, int promptTokens, Sampling sampling, int topLogprobs,
+                                             ChatRequest.ResponseFormat format) {
+        int ctx = model.contextLength();
+        if (promptTokens == 0) {
+            throw ApiException.invalid("prompt", "the prompt is empty");
+        }
+        if (promptTokens >= ctx) {
+            throw new ApiException(400, "exceed_context_size_error", "messages", "the request exceeds the available context size: "
+                    + "the prompt is " + promptTokens + " tokens and the context holds " + ctx + " (prompt and reply together; see --ctx)");
+        }
+        int room = ctx - promptTokens;
+        int max = sampling.maxTokens() == null ? room : Math.min(sampling.maxTokens(), room); // clamped to the context
+        try {
+            GenerationOptions.Builder b = sampling.apply(model.engine().defaultGenerationOptions(), max)
+                    .addStopTokenIds(model.format().stopTokenIds())
+                    .topLogprobs(topLogprobs);
+            if (format != ChatRequest.ResponseFormat.TEXT) {
+                byte[][] vocabulary = model.vocabularyBytes();
+                b.constraint(() -> new JsonObjectConstraint(vocabulary));
+            }
+            return b.build();
+        } catch (EdgeLmException e) {
+            throw ApiException.invalid(null, e.getMessage());
+        }
+    }
+
+    int promptTokens() {
+        return prompt.length;
+    }
+
+    /** Submits to the backend; {@link GenerationBackend.QueueFullException} when it is full. */
+    void start() {
+        handle = model.backend().submit(new GenerationBackend.Request(prompt, model.messageStarts(prompt), options,
+                model.decoder(), new GenerationListener() {
+                    @Override
+                    public void onLogprobs(TokenLogprobs lp) {
+                        pendingLogprobs.add(logprob(lp));
+                    }
+
+                    @Override
+                    public void onToken(int id) {
+                        if (firstTokenAt == 0) {
+                            firstTokenAt = System.nanoTime();
+                        }
+                    }
+
+                    @Override
+                    public void onText(String piece) {
+                        if (splitter != null) {
+                            splitter.push(piece);
+                        } else {
+                            emitContent(piece);
+                        }
+                    }
+                }));
+        Thread.ofVirtual().name("edgelm-join").start(this::awaitEnd);
+    }
+
+    private void awaitEnd() {
+        GenerationResult result = null;
+        RuntimeException failure = null;
+        try {
+            result = handle.join();
+            if (splitter != null) {
+                splitter.finish();
+            }
+            if (parser != null) {
+                parser.finish();
+            }
+            if (wantLogprobs && !pendingLogprobs.isEmpty()) {
+                emit(null, ""); // the tokens of text held back (an unfinished stop string) still get their entries
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        } catch (InterruptedException e) {
+            failure = new IllegalStateException("interrupted");
+        }
+        ended = true;
+        events.add(new End(result, failure));
+    }
+
+    /** The next part or the {@link End}; null after {@code timeoutMillis} without one. */
+    Object next(long timeoutMillis) throws InterruptedException {
+        return events.poll(timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** Waits for the end (non-streaming requests). */
+    End await() throws InterruptedException {
+        while (true) {
+            Object e = events.take();
+            if (e instanceof End end) {
+                return end;
+            }
+        }
+    }
+
+    void cancel() {
+        if (handle != null) {
+            handle.cancel();
+        }
+    }
+
+    boolean ended() {
+        return ended;
+    }
+
+    private void emitContent(String text) {
+        if (chat) {
+            content.append(text);
+            emit(Json.object().put("content", text), null);
+        } else {
+            content.append(text);
+            emit(null, text);
+        }
+    }
+
+    private void emit(ObjectNode delta, String text) {
+        ArrayNode lps = null;
+        if (wantLogprobs) {
+            lps = pendingLogprobs;
+            allLogprobs.addAll(lps);
+            pendingLogprobs = Json.array();
+        }
+        if (stream) {
+            events.add(new Part(delta, text, lps));
+        }
+    }
+
+    private ObjectNode logprob(TokenLogprobs lp) {
+        ObjectNode o = entry(lp.token(), lp.logprob());
+        ArrayNode top = o.putArray("top_logprobs");
+        for (int i = 0; i < lp.topIds().length; i++) {
+            top.add(entry(lp.topIds()[i], lp.topLogprobs()[i]));
+        }
+        return o;
+    }
+
+    private ObjectNode entry(int id, float logprob) {
+        ObjectNode o = Json.object();
+        o.put("id", id);
+        String piece = model.pieceOrNull(id);
+        o.put("token", piece != null ? piece : model.tokenizer().hasToken(id) ? model.tokenizer().decode(new int[] {id}, false) : "");
+        o.put("logprob", Float.isFinite(logprob) ? logprob : -Float.MAX_VALUE); // JSON has no infinity
+        ArrayNode bytes = o.putArray("bytes");
+        for (byte b : model.bytes(id)) {
+            bytes.add(b & 0xff);
+        }
+        return o;
+    }
+
+    String reasoning() {
+        return reasoning.toString();
+    }
+
+    String content() {
+        return content.toString();
+    }
+
+    List<ToolCall> toolCalls() {
+        return toolCalls;
+    }
+
+    ArrayNode logprobs() {
+        return wantLogprobs ? allLogprobs : null;
+    }
+
+    int cachedTokens() {
+        return handle == null ? 0 : handle.cachedTokens();
+    }
+
+    /** llama-server's rule: "length" unless a stop token or string ended it; then "tool_calls" if any were parsed. */
+    String finishReason(GenerationResult r) {
+        if (r.reason() == StopReason.MAX_TOKENS || r.reason() == StopReason.CONTEXT_FULL) {
+            return "length";
+        }
+        return toolCalls.isEmpty() ? "stop" : "tool_calls";
+    }
+
+    ObjectNode usage(GenerationResult r) {
+        ObjectNode u = Json.object();
+        u.put("completion_tokens", r.tokens().length);
+        u.put("prompt_tokens", prompt.length);
+        u.put("total_tokens", prompt.length + r.tokens().length);
+        u.putObject("prompt_tokens_details").put("cached_tokens", cachedTokens());
+        return u;
+    }
+
+    /** llama-server's {@code timings} (the prompt time here includes any wait in the queue). */
+    ObjectNode timings(GenerationResult r) {
+        long end = System.nanoTime();
+        long first = firstTokenAt == 0 ? end : firstTokenAt;
+        double promptMs = (first - submittedAt) / 1e6;
+        double predictedMs = (end - first) / 1e6;
+        int cached = cachedTokens();
+        int promptN = prompt.length - cached;
+        int predictedN = r.tokens().length;
+        ObjectNode t = Json.object();
+        t.put("cache_n", cached);
+        t.put("prompt_n", promptN);
+        t.put("prompt_ms", promptMs);
+        t.put("prompt_per_token_ms", promptN > 0 ? promptMs / promptN : 0);
+        t.put("prompt_per_second", promptMs > 0 ? promptN * 1000 / promptMs : 0);
+        t.put("predicted_n", predictedN);
+        t.put("predicted_ms", predictedMs);
+        t.put("predicted_per_token_ms", predictedN > 0 ? predictedMs / predictedN : 0);
+        t.put("predicted_per_second", predictedMs > 0 ? predictedN * 1000 / predictedMs : 0);
+        return t;
+    }
+
+    static String randomId(int n) {
+        StringBuilder sb = new StringBuilder(n);
+        for (int i = 0; i < n; i++) {
+            sb.append(ALPHANUMERIC.charAt(RANDOM.nextInt(ALPHANUMERIC.length())));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,55 @@
+package dev.edgelm.server;
+
+import dev.edgelm.engine.GenerationListener;
+import dev.edgelm.engine.GenerationOptions;
+import dev.edgelm.engine.GenerationResult;
+import dev.edgelm.engine.TokenDecoder;
+
+/**
+ * Runs generations for the server: a prompt in, tokens out through a listener. The shape follows the batched
+ * scheduler's (submit a request, get a handle to cancel or join), so either implementation can serve.
+ */
+public interface GenerationBackend extends AutoCloseable {
+
+    /**
+     * A generation to run.
+     *
+     * @param prompt     the prompt's token ids (not empty)
+     * @param boundaries positions inside the prompt where a later request is likely to part from this one
+     *                   (message starts): a backend that reuses state across requests may snapshot there
+     */
+    record Request(int[] prompt, int[] boundaries, GenerationOptions options, TokenDecoder decoder, GenerationListener listener) {}
+
+    /** A submitted generation. */
+    interface Handle {
+        /** Stops the generation (queued: it never starts; running: it stops within a token). Any thread. */
+        void cancel();
+
+        /** Waits for the result; a failure of the generation is rethrown. */
+        GenerationResult join() throws InterruptedException;
+
+        /** Prompt tokens whose state came from an earlier request (known once the generation started). */
+        int cachedTokens();
+
+        int promptTokens();
+    }
+
+    /** The queue is full: the request is refused (HTTP 429). */
+    final class QueueFullException extends RuntimeException {
+        public QueueFullException(String message) {
+            super(message);
+        }
+    }
+
+    /** Counters for /metrics. */
+    record Stats(int active, int queued, long promptTokens, long cachedTokens, long prefilledTokens,
+                 double prefillSeconds, long decodedTokens, double decodeSeconds, long snapshotBytes) {}
+
+    Handle submit(Request request);
+
+    Stats stats();
+
+    /** Refuses new requests, waits for running and queued ones, and frees the sessions. */
+    @Override
+    void close();
+}

@@ -1,0 +1,139 @@
+package dev.edgelm.server;
+
+import dev.edgelm.engine.Engine;
+import dev.edgelm.engine.TokenDecoder;
+import dev.edgelm.template.ChatFormat;
+import dev.edgelm.tokenizer.IncrementalDecoder;
+import dev.edgelm.tokenizer.Tokenizer;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.OptionalInt;
+
+/**
+ * What the server serves: a loaded engine, its chat format, the backend that runs generations, and the
+ * name clients know it by. Closing it closes the backend (draining it) and then the engine.
+ */
+public final class ServedModel implements AutoCloseable {
+    private final String id;
+    private final Engine engine;
+    private final ChatFormat format;
+    private final GenerationBackend backend;
+    private final TokenDecoder decoder;
+    private final int contextLength;
+    private final int imStart;
+    private final long created = System.currentTimeMillis() / 1000;
+    private volatile byte[][] vocabularyBytes;
+
+    public ServedModel(String id, Engine engine, ChatFormat format, GenerationBackend backend) {
+        this.id = id;
+        this.engine = engine;
+        this.format = format;
+        this.backend = backend;
+        this.contextLength = engine.options().maxNumTokens();
+        Tokenizer tokenizer = format.tokenizer();
+        OptionalInt start = tokenizer.id("<|im_start|>");
+        this.imStart = start.orElse(-1);
+        this.decoder = () -> {
+            IncrementalDecoder d = tokenizer.newDecoder(true);
+            return new TokenDecoder.Stream() {
+                @Override
+                public String next(int token) {
+                    // a model's padding rows (ids past the vocabulary) can be sampled: they have no text
+                    return tokenizer.hasToken(token) ? d.accept(token) : "";
+                }
+
+                @Override
+                public String finish() {
+                    return d.finish();
+                }
+            };
+        };
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public Engine engine() {
+        return engine;
+    }
+
+    public ChatFormat format() {
+        return format;
+    }
+
+    public Tokenizer tokenizer() {
+        return format.tokenizer();
+    }
+
+    public GenerationBackend backend() {
+        return backend;
+    }
+
+    /** Text of generated tokens, special tokens skipped. */
+    public TokenDecoder decoder() {
+        return decoder;
+    }
+
+    /** Tokens one request may hold: prompt and reply together. */
+    public int contextLength() {
+        return contextLength;
+    }
+
+    public long created() {
+        return created;
+    }
+
+    /** Positions of the prompt's {@code <|im_start|>} tokens: where later requests usually part from this one. */
+    int[] messageStarts(int[] prompt) {
+        if (imStart < 0) {
+            return new int[0];
+        }
+        int n = 0;
+        int[] out = new int[prompt.length];
+        for (int i = 1; i < prompt.length; i++) {
+            if (prompt[i] == imStart) {
+                out[n++] = i;
+            }
+        }
+        return java.util.Arrays.copyOf(out, n);
+    }
+
+    /** The bytes of each text token, for constrained decoding (computed on first use). */
+    byte[][] vocabularyBytes() {
+        byte[][] v = vocabularyBytes;
+        if (v == null) {
+            v = JsonObjectConstraint.vocabularyBytes(format.tokenizer(), engine.config().vocabSize());
+            vocabularyBytes = v;
+        }
+        return v;
+    }
+
+    /** A token's text, or null when its bytes are not valid UTF-8 on their own. */
+    String pieceOrNull(int token) {
+        if (!tokenizer().hasToken(token)) {
+            return "";
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(tokenizer().bytes(token))).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+
+    byte[] bytes(int token) {
+        return tokenizer().hasToken(token) ? tokenizer().bytes(token) : new byte[0];
+    }
+
+    @Override
+    public void close() {
+        try {
+            backend.close();
+        } finally {
+            engine.close();
+        }
+    }
+}
