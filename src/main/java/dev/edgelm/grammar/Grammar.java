@@ -16,7 +16,7 @@ public final class Grammar {
     public static final String ROOT = "root";
 
     private final Map<String, Expr> rules;
-    private volatile CompiledGrammar compiled;
+    private final CompiledGrammar compiled;
 
     /** @throws EdgeLmException if {@code root} is missing, a rule refers to a rule that does not exist, or a rule is left-recursive */
     public Grammar(Map<String, Expr> rules) {
