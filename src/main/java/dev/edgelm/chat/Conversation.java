@@ -444,22 +444,45 @@ public final class Conversation {
         List<Integer> ranges = new ArrayList<>();
         int cursor = 0;
         for (Map<String, Object> m : msgs) {
-            if (!"user".equals(m.get("role")) || !(m.get("content") instanceof String content) || content.isEmpty()) {
+            if (!"user".equals(m.get("role"))) {
                 continue;
             }
-            int at = prompt.indexOf(content, cursor);
-            if (at < 0) {
-                if (format.tokenizer().containsSpecialText(content)) {
-                    throw new EdgeLmException("a user message contains special-token text (such as <|im_start|>) that the "
-                            + "chat template rewrote, so it cannot be kept as plain text; remove it or allow special tokens");
-                }
-                continue;
+            for (String content : userTexts(m.get("content"))) {
+                cursor = plainRange(prompt, content, cursor, ranges);
             }
-            ranges.add(at);
-            ranges.add(at + content.length());
-            cursor = at + content.length();
         }
         return format.tokenizer().encode(prompt, ranges.stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    /** The texts of a user message's content: the string itself, or each text part of a list (images beside them). */
+    private static List<String> userTexts(Object content) {
+        List<String> texts = new ArrayList<>();
+        if (content instanceof String text) {
+            texts.add(text);
+        } else if (content instanceof List<?> parts) {
+            for (Object part : parts) {
+                if (part instanceof Map<?, ?> p && "text".equals(p.get("type")) && p.get("text") instanceof String text) {
+                    texts.add(text);
+                }
+            }
+        }
+        texts.removeIf(String::isEmpty);
+        return texts;
+    }
+
+    /** Marks where {@code content} sits in the prompt (searched from {@code cursor}) as plain text; the new cursor. */
+    private int plainRange(String prompt, String content, int cursor, List<Integer> ranges) {
+        int at = prompt.indexOf(content, cursor);
+        if (at < 0) {
+            if (format.tokenizer().containsSpecialText(content)) {
+                throw new EdgeLmException("a user message contains special-token text (such as <|im_start|>) that the "
+                        + "chat template rewrote, so it cannot be kept as plain text; remove it or allow special tokens");
+            }
+            return cursor;
+        }
+        ranges.add(at);
+        ranges.add(at + content.length());
+        return at + content.length();
     }
 
     private void snapshot() {

@@ -101,13 +101,16 @@ final class BenchmarkCommand implements Callable<Integer> {
         if (threads != null) {
             options = options.withThreads(EngineOptions.checkThreads(threads, "--threads"));
         }
+        if (image != null && !Files.isRegularFile(image)) {
+            throw new EdgeLmException(image + ": no such image file (--image)");
+        }
+        if (parallel != null && (image != null || mmproj != null)) {
+            throw new EdgeLmException("--parallel measures text generation; give --image (or --mmproj) without it");
+        }
         ModelResolver.Resolved resolved = source.resolve(model, main.context);
         PrintWriter err = spec.commandLine().getErr();
         err.println("benchmark: loading " + resolved.describe() + " ...");
         err.flush();
-        if (image != null && !Files.isRegularFile(image)) {
-            throw new EdgeLmException(image + ": no such image file (--image)");
-        }
         if (parallel != null) {
             try (Engine engine = Engine.load(resolved.path(), options)) {
                 BatchBenchmarkOutput.print(spec.commandLine().getOut(), engine,

@@ -179,6 +179,10 @@ final class RunCommand implements Callable<Integer> {
             if (interactive) {
                 throw new EdgeLmException("with --server (or EDGELM_SERVER), give a prompt or pipe text in: one answer is sent");
             }
+            if (!images.isEmpty() || raw || json || allowSpecial) {
+                throw new EdgeLmException((!images.isEmpty() ? "--image" : raw ? "--raw" : json ? "--json" : "--allow-special")
+                        + " is not available with --server (or EDGELM_SERVER): run the model here instead");
+            }
             return remote(serverUrl, question, context);
         }
         PrintWriter err = spec.commandLine().getErr();
@@ -288,7 +292,7 @@ final class RunCommand implements Callable<Integer> {
     private int completion(Engine engine, ChatFormat format, String text, GenerationOptions options) {
         PrintWriter out = spec.commandLine().getOut();
         Session session = engine.newSession();
-        int[] ids = format.tokenizer().encode(text);
+        int[] ids = format.tokenizer().encode(text, !allowSpecial); // untrusted text stays text unless --allow-special
         if (ids.length == 0) {
             throw new EdgeLmException("--raw: the prompt encodes to no tokens");
         }
@@ -380,6 +384,19 @@ final class RunCommand implements Callable<Integer> {
         }
         if (seed != null) {
             body.put("seed", seed);
+        }
+        if (repeatPenalty != null) {
+            body.put("repeat_penalty", repeatPenalty);
+        }
+        if (presencePenalty != null) {
+            body.put("presence_penalty", presencePenalty);
+        }
+        if (frequencyPenalty != null) {
+            body.put("frequency_penalty", frequencyPenalty);
+        }
+        if (stop != null && !stop.isEmpty()) {
+            com.fasterxml.jackson.databind.node.ArrayNode stops = body.putArray("stop");
+            stop.forEach(stops::add);
         }
         body.putObject("chat_template_kwargs").put("enable_thinking", think);
         PrintWriter out = spec.commandLine().getOut();

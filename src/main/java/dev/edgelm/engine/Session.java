@@ -385,7 +385,7 @@ public final class Session {
     public void save(java.io.OutputStream stream) throws java.io.IOException {
         java.io.DataOutputStream out = new java.io.DataOutputStream(new java.io.BufferedOutputStream(stream, 1 << 16));
         out.writeInt(STATE_MAGIC);
-        out.writeInt(1);
+        out.writeInt(2); // 2: the state carries its rope delta
         out.writeUTF(model.config().toString());
         out.writeInt(length);
         for (int i = 0; i < length; i++) {
@@ -407,7 +407,7 @@ public final class Session {
         java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(stream, 1 << 16));
         reset();
         try {
-            if (in.readInt() != STATE_MAGIC || in.readInt() != 1) {
+            if (in.readInt() != STATE_MAGIC || in.readInt() != 2) {
                 throw new EdgeLmException("not a saved session state");
             }
             if (!in.readUTF().equals(model.config().toString())) {

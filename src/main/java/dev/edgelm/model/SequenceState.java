@@ -226,6 +226,7 @@ public final class SequenceState {
      */
     public void writeTo(java.io.DataOutputStream out) throws java.io.IOException {
         out.writeInt(position);
+        out.writeInt(ropeDelta);
         int kvWidth = config.numKvHeads() * config.headDim();
         for (int i = 0; i < convWindow.length; i++) {
             if (convWindow[i] != null) {
@@ -241,6 +242,7 @@ public final class SequenceState {
     /** Replaces this state with one {@link #writeTo} wrote; fails (state reset) when it does not fit. */
     public void readFrom(java.io.DataInputStream in) throws java.io.IOException {
         int saved = in.readInt();
+        int delta = in.readInt();
         reset();
         if (saved < 0 || saved > capacity) {
             throw new EdgeLmException("the saved state holds " + saved + " tokens; this context holds " + capacity);
@@ -257,6 +259,7 @@ public final class SequenceState {
             }
         }
         position = saved;
+        ropeDelta = delta; // text after an image keeps its shifted rotary positions
     }
 
     private static void writeFloats(java.io.DataOutputStream out, float[] a, int n) throws java.io.IOException {

@@ -1,5 +1,8 @@
 package dev.edgelm.server;
 
+import dev.edgelm.util.EdgeLmException;
+import dev.edgelm.grammar.Grammar;
+import dev.edgelm.grammar.JsonSchemaGrammar;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -28,6 +31,7 @@ record ChatRequest(
         boolean logprobs,
         int topLogprobs,
         ResponseFormat responseFormat,
+        Grammar schemaGrammar,
         Map<String, Object> templateKwargs) {
 
     enum ToolChoice { AUTO, NONE, REQUIRED, NAMED }
@@ -116,6 +120,7 @@ record ChatRequest(
         }
 
         ResponseFormat format = ResponseFormat.TEXT;
+        Grammar schemaGrammar = null;
         ObjectNode rf = Json.objectField(body, "response_format", "response_format");
         if (rf != null) {
             String type = Json.string(rf, "type", "response_format.type", null);
@@ -128,6 +133,7 @@ record ChatRequest(
                     format = ResponseFormat.JSON_OBJECT;
                     if (Json.given(rf, "schema")) {
                         checkSchema(rf.get("schema"), "response_format.schema");
+                        schemaGrammar = compileSchema(rf.get("schema"), "response_format.schema");
                         format = ResponseFormat.JSON_SCHEMA;
                     }
                 }
@@ -138,6 +144,7 @@ record ChatRequest(
                     }
                     Json.string(js, "name", "response_format.json_schema.name", null);
                     checkSchema(js.get("schema"), "response_format.json_schema.schema");
+                    schemaGrammar = compileSchema(js.get("schema"), "response_format.json_schema.schema");
                     format = ResponseFormat.JSON_SCHEMA;
                 }
                 default -> throw ApiException.invalid("response_format.type",
@@ -153,9 +160,14 @@ record ChatRequest(
         }
         Object thinking = kwargs.get("enable_thinking");
         kwargs.put("enable_thinking", thinking instanceof Boolean b && b); // off unless asked for, as in `edgelm run`
+        if (format != ResponseFormat.TEXT && Boolean.TRUE.equals(kwargs.get("enable_thinking"))) {
+            // the constraint would hold from the first token, inside the thinking block, and the answer would be empty
+            throw ApiException.invalid("response_format", "'response_format' " + (format == ResponseFormat.JSON_OBJECT
+                    ? "json_object" : "json_schema") + " cannot be combined with chat_template_kwargs.enable_thinking");
+        }
 
         return new ChatRequest(messages, tools, choice, forced, stream, includeUsage, Sampling.parse(body), logprobs,
-                logprobs ? (top == null ? 0 : top.intValue()) : -1, format, kwargs);
+                logprobs ? (top == null ? 0 : top.intValue()) : -1, format, schemaGrammar, kwargs);
     }
 
     private static Map<String, Object> message(JsonNode node, String path) {
@@ -323,6 +335,15 @@ record ChatRequest(
             out.add(tool);
         }
         return out;
+    }
+
+    /** The grammar that enforces {@code schema}; a keyword the compiler does not support is a 400 naming it. */
+    private static Grammar compileSchema(JsonNode schema, String path) {
+        try {
+            return JsonSchemaGrammar.fromSchema(schema);
+        } catch (EdgeLmException e) {
+            throw ApiException.invalid(path, e.getMessage());
+        }
     }
 
     /** The parts of a JSON schema this server reads must be well-formed: an object whose types are known. */

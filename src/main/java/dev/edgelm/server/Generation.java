@@ -1,5 +1,7 @@
 package dev.edgelm.server;
 
+import dev.edgelm.grammar.Grammar;
+import dev.edgelm.grammar.GrammarConstraint;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.edgelm.chat.ChatListener;
@@ -143,7 +145,7 @@ final class Generation {
             }
         }
         int[] ids = model.tokenizer().encode(forced == null ? prompt : prompt + forced);
-        GenerationOptions options = options(model, ids.length, r.sampling(), r.topLogprobs(), r.responseFormat());
+        GenerationOptions options = options(model, ids.length, r.sampling(), r.topLogprobs(), r.responseFormat(), r.schemaGrammar());
         return new Generation(model, true, r.stream(), ids, options, thinkingOpen,
                 tools == null || r.responseFormat() != ChatRequest.ResponseFormat.TEXT ? null : QwenToolCallParser.stringParameters(tools),
                 forced);
@@ -151,12 +153,12 @@ final class Generation {
 
     /** A raw completion of {@code ids}. */
     static Generation raw(ServedModel model, int[] ids, boolean stream, Sampling sampling, int topLogprobs) {
-        GenerationOptions options = options(model, ids.length, sampling, topLogprobs, ChatRequest.ResponseFormat.TEXT);
+        GenerationOptions options = options(model, ids.length, sampling, topLogprobs, ChatRequest.ResponseFormat.TEXT, null);
         return new Generation(model, false, stream, ids, options, false, null, null);
     }
 
     private static GenerationOptions options(ServedModel model, int promptTokens, Sampling sampling, int topLogprobs,
-                                             ChatRequest.ResponseFormat format) {
+                                             ChatRequest.ResponseFormat format, Grammar schemaGrammar) {
         int ctx = model.contextLength();
         if (promptTokens == 0) {
             throw ApiException.invalid("prompt", "the prompt is empty");
@@ -171,7 +173,9 @@ final class Generation {
             GenerationOptions.Builder b = sampling.apply(model.engine().defaultGenerationOptions(), max)
                     .addStopTokenIds(model.format().stopTokenIds())
                     .topLogprobs(topLogprobs);
-            if (format != ChatRequest.ResponseFormat.TEXT) {
+            if (schemaGrammar != null) {
+                b.constraint(GrammarConstraint.factory(schemaGrammar, model.grammarVocabulary()));
+            } else if (format != ChatRequest.ResponseFormat.TEXT) {
                 byte[][] vocabulary = model.vocabularyBytes();
                 boolean[] plain = model.plainTokens();
                 b.constraint(() -> new JsonObjectConstraint(vocabulary, plain));

@@ -25,6 +25,7 @@ public final class ServedModel implements AutoCloseable {
     private final int imStart;
     private final long created = System.currentTimeMillis() / 1000;
     private volatile byte[][] vocabularyBytes;
+    private dev.edgelm.grammar.Vocabulary grammarVocabulary;
     private volatile boolean[] plainTokens;
 
     public ServedModel(String id, Engine engine, ChatFormat format, GenerationBackend backend) {
@@ -111,6 +112,14 @@ public final class ServedModel implements AutoCloseable {
             vocabularyBytes = v;
         }
         return v;
+    }
+
+    /** The vocabulary as the grammar's token mask walks it (built on first use, then shared by every request). */
+    synchronized dev.edgelm.grammar.Vocabulary grammarVocabulary() {
+        if (grammarVocabulary == null) {
+            grammarVocabulary = dev.edgelm.grammar.Vocabulary.of(format.tokenizer(), engine.config().vocabSize());
+        }
+        return grammarVocabulary;
     }
 
     /** {@link JsonObjectConstraint#plainStringTokens} of {@link #vocabularyBytes()}. */
