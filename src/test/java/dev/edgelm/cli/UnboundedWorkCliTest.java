@@ -25,17 +25,17 @@ class UnboundedWorkCliTest {
 
     @Test
     void scoreStreamsLongGreedyRunsToTheFileInBoundedMemory() throws Exception {
-        // 400 greedy rows of tiny-chat's 8320 logits are 13.3 MB: more than the child's whole 12 MB heap
+        // 1200 greedy rows of tiny-chat's 8320 logits are 40 MB: more than the child's whole 32 MB heap
         Path out = dir.resolve("greedy.npy");
         Path log = dir.resolve("log.txt");
-        Process p = new ProcessBuilder(ChildJvm.edgelmWithHeap("12m", "score", MODEL, "--tokens", "1,2,3",
-                "--greedy", "400", "-o", out.toString(), "--threads", "1"))
+        Process p = new ProcessBuilder(ChildJvm.edgelmWithHeap("32m", "score", MODEL, "--tokens", "1,2,3",
+                "--greedy", "1200", "-o", out.toString(), "--threads", "1"))
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         assertTrue(p.waitFor(240, TimeUnit.SECONDS), "finishes");
         assertEquals(0, p.exitValue(), Files.readString(log));
         // the header announces the rows written: prompt rows + greedy rows but the last
         Npy.Array a = Npy.read(out);
-        assertArrayEquals(new long[] {3 + 400 - 1, 8320}, a.shape());
+        assertArrayEquals(new long[] {3 + 1200 - 1, 8320}, a.shape());
         assertTrue(Files.readString(log).contains("greedy: "), Files.readString(log));
     }
 
