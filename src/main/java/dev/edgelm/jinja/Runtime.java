@@ -38,7 +38,8 @@ final class Runtime {
         globals.vars.put("dict", (Callable) (rt, a, kw) -> new LinkedHashMap<>(kw));
         globals.vars.put("namespace", (Callable) Builtins::namespace);
         globals.vars.put("raise_exception", (Callable) (rt, a, kw) -> {
-            throw new TemplateException(a.isEmpty() ? "" : Py.str(a.get(0)), rt.line);
+            String message = a.isEmpty() ? "" : Py.str(a.get(0));
+            throw new TemplateException(message.isBlank() ? "the template raised an error without a message" : message, rt.line);
         });
         globals.vars.put("strftime_now", (Callable) (rt, a, kw) -> Builtins.strftimeNow(Py.str(a.get(0))));
         globals.vars.putAll(variables);

@@ -34,6 +34,13 @@ class ChatTemplateErrorsTest {
     }
 
     @Test
+    void anEmptyRaisedErrorStillSaysWhatHappened() {
+        ChatTemplate t = ChatTemplate.parse("{{ raise_exception('') }}", "t.jinja", Map.of());
+        ChatTemplateException e = assertThrows(ChatTemplateException.class, () -> t.render(List.of(), null, false, Map.of()));
+        assertEquals("chat template t.jinja line 1: the template raised an error without a message", e.getMessage());
+    }
+
+    @Test
     void runawayRecursionIsAnErrorNotACrash() {
         ChatTemplate t = ChatTemplate.parse("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "t.jinja", Map.of());
         ChatTemplateException e = assertThrows(ChatTemplateException.class, () -> t.render(List.of(), null, false, Map.of()));
