@@ -13,10 +13,10 @@ if exist "%ROOT%\lib\edgelm.jar" if not exist "%ROOT%\pom.xml" (
   set "JAR=%ROOT%\lib\edgelm.jar"
   goto run
 )
-set "JAR=%ROOT%\target\edgelm.jar"
+set "JAR=%ROOT%\edgelm-cli\target\edgelm.jar"
 if not exist "%JAR%" (
   echo edgelm: building %JAR% ^(once; about a minute^) ... 1>&2
-  call mvn -q -B -f "%ROOT%\pom.xml" -DskipTests package 1>&2
+  call mvn -q -B -f "%ROOT%\pom.xml" -DskipTests -pl edgelm-cli -am package 1>&2
   if errorlevel 1 (
     echo edgelm: the build failed ^(output above^); Maven: https://maven.apache.org/download.cgi 1>&2
     exit /b 1

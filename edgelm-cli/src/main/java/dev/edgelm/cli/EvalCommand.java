@@ -11,7 +11,6 @@ import dev.edgelm.eval.Parity;
 import dev.edgelm.eval.Perplexity;
 import dev.edgelm.eval.Progress;
 import dev.edgelm.eval.Questions;
-import dev.edgelm.eval.Report;
 import dev.edgelm.eval.ScoringModel;
 import dev.edgelm.eval.Stop;
 import dev.edgelm.eval.Sweep;
@@ -84,7 +83,7 @@ final class EvalCommand implements Runnable {
             return ScoringModel.open(existing(model, "MODEL"), threads());
         }
 
-        void write(Report r) {
+        void write(EvalReport r) {
             if (report != null) {
                 r.write(report);
             }
@@ -211,7 +210,7 @@ final class EvalCommand implements Runnable {
                     if (!r.complete()) {
                         out().println("stopped after " + r.chunks() + " of " + nChunk + " chunks" + (base != null ? " (no base file written)" : ""));
                     }
-                    Report rep = new Report("perplexity").put("model", model.toString()).put("result", r)
+                    EvalReport rep = new EvalReport("perplexity").put("model", model.toString()).put("result", r)
                             .block(EvalTables.perplexity(r));
                     double[] x = new double[r.chunks()];
                     for (int i = 0; i < x.length; i++) {
@@ -261,7 +260,7 @@ final class EvalCommand implements Runnable {
                     json.put("chunks", r.chunks());
                     json.put("rows", r.rows());
                     json.put("statistics", r.statistics());
-                    Report rep = new Report("kld").put("model", model.toString()).put("base", base.toString()).put("result", json).block(table);
+                    EvalReport rep = new EvalReport("kld").put("model", model.toString()).put("base", base.toString()).put("result", json).block(table);
                     if (r.kldValues().length > 0) {
                         float[] sorted = r.kldValues().clone();
                         java.util.Arrays.sort(sorted);
@@ -363,7 +362,7 @@ final class EvalCommand implements Runnable {
                 t.append(f("%nall %d positions: top-1 %.4f  top-5 %.4f  Pearson %.6f  KL mean %.4e max %.4e  max |diff| %.4e%n",
                         ids.length, r.top1(), r.top5(), r.pearson(), r.meanKl(), r.maxKl(), r.maxAbsDiff()));
                 out().print(t);
-                Report rep = new Report("parity").put("model", model.toString()).put("result", r).block(t.toString());
+                EvalReport rep = new EvalReport("parity").put("model", model.toString()).put("result", r).block(t.toString());
                 double[] x = new double[ids.length];
                 double[] kl = new double[ids.length];
                 double[] pe = new double[ids.length];
@@ -435,7 +434,7 @@ final class EvalCommand implements Runnable {
                             cells.add(new Number[] {i, j, r.rows().get(i).get(j).clean() ? 1 : 0});
                         }
                     }
-                    Report rep = new Report("sweep").put("model", model.toString()).put("tolerance", tolerance)
+                    EvalReport rep = new EvalReport("sweep").put("model", model.toString()).put("tolerance", tolerance)
                             .put("lengths", r.lengths()).put("cleanLengths", r.cleanLengths()).put("cells", r.rows()).block(t.toString());
                     if (!cells.isEmpty()) {
                         rep.grid("sweep.png", "Prompt-length sweep (green: clean)", r.lengths(), ps.stream().map(SweepPlan::name).toList(), cells);
@@ -476,7 +475,7 @@ final class EvalCommand implements Runnable {
                     }
                     t.append(f("%n%d/%d turns clean (tolerance %.1e)%n", r.clean(), r.turns().size(), tolerance));
                     out().print(t);
-                    Report rep = new Report("multiturn").put("model", model.toString()).put("result", r).block(t.toString());
+                    EvalReport rep = new EvalReport("multiturn").put("model", model.toString()).put("result", r).block(t.toString());
                     List<String> names = new ArrayList<>();
                     List<Double> diffs = new ArrayList<>();
                     for (MultiTurn.Turn x : r.turns()) {
@@ -528,7 +527,7 @@ final class EvalCommand implements Runnable {
                     int need = minCorrect != null ? minCorrect : qs.size();
                     t.append(f("%n%d/%d right%s%n", r.correct(), qs.size(), composite ? " (composite)" : ""));
                     out().print(t);
-                    Report rep = new Report(composite ? "questions (composite)" : "questions").put("model", model.toString())
+                    EvalReport rep = new EvalReport(composite ? "questions (composite)" : "questions").put("model", model.toString())
                             .put("result", r).block(t.toString());
                     rep.bars("questions.png", "Questions", "right", r.answers().stream().map(a -> "Q" + a.number()).toList(),
                             Map.of("right", r.answers().stream().map(a -> a.correct() ? 1.0 : 0.0).toList()));
@@ -598,7 +597,7 @@ final class EvalCommand implements Runnable {
                     summary.put("flexibleCorrect", r.flexibleCorrect());
                     summary.put("strictWilson", r.strictWilson());
                     summary.put("flexibleWilson", r.flexibleWilson());
-                    Report rep = new Report("gsm8k").put("model", model.toString()).put("result", summary).block(t);
+                    EvalReport rep = new EvalReport("gsm8k").put("model", model.toString()).put("result", summary).block(t);
                     rep.bars("gsm8k.png", "GSM8K accuracy", "accuracy", List.of("strict-match", "flexible-extract"),
                             Map.of("accuracy", List.of(r.strictAccuracy(), r.flexibleAccuracy())));
                     common.write(rep);
