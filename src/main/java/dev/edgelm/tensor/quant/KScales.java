@@ -88,4 +88,22 @@ final class KScales {
         }
         return VectorMask.fromArray(Simd.F, set, 0);
     }
+
+    // The 8-lane form (AVX2) of scales() and mins(): raw0 = bytes 0..7 and raw1 = bytes 4..11 of the 12,
+    // widened to int lanes, give
+    //   mins   = (raw1 >>> SHIFT8 & MASK_LOW8) | (raw0 >>> 2 & MASK_HIGH8)
+    //   scales = (blend(raw0, raw1, UPPER4) & MASK_LOW8) | (raw0[SPREAD] >>> 2 & MASK_HIGH8)
+    // where the second terms place the top 2 bits of bytes 4..7 (mins) or 0..3 (scales) at bits 4..5 of
+    // lanes 4..7. Only built for 8-lane vectors (null otherwise).
+    static final IntVector SHIFT8 = ints8(0, 0, 0, 0, 4, 4, 4, 4);
+    static final IntVector MASK_LOW8 = ints8(63, 63, 63, 63, 15, 15, 15, 15);
+    static final IntVector MASK_HIGH8 = ints8(0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30);
+    static final VectorShuffle<Integer> SPREAD = Simd.I.length() == 8
+            ? VectorShuffle.fromArray(Simd.I, new int[] {0, 0, 0, 0, 0, 1, 2, 3}, 0) : null;
+    static final VectorMask<Integer> UPPER4 = Simd.I.length() == 8
+            ? VectorMask.fromArray(Simd.I, new boolean[] {false, false, false, false, true, true, true, true}, 0) : null;
+
+    private static IntVector ints8(int... values) {
+        return Simd.I.length() == 8 ? IntVector.fromArray(Simd.I, values, 0) : null;
+    }
 }

@@ -70,6 +70,9 @@ public final class Q4_KMatrix extends QuantizedMatrix {
         if (BL == 16 && P == 1) {
             return dot16(row, x, xOff, xSums);
         }
+        if (L == 8 && BL == 8 && P == 1) {
+            return dot8(row, x, xOff, xSums);
+        }
         long base = row * rowBytes;
         FloatVector accLo = FloatVector.zero(F);
         FloatVector accHi = FloatVector.zero(F);
@@ -111,6 +114,57 @@ public final class Q4_KMatrix extends QuantizedMatrix {
             offsets += Simd.fp16(data, o + 2) * m;
         }
         return accLo.add(accHi).add(accLo2.add(accHi2)).reduceLanes(VectorOperators.ADD) - offsets;
+    }
+
+    /**
+     * The 8-lane (AVX2) shape: per super-block the 8 scales and 8 mins are unpacked as two int vectors
+     * ({@link KScales#SHIFT8}), converted once and multiplied by {@code d} and {@code dmin}; the mins meet
+     * the 8 run sums of x in one multiply-add. Per group of 32 nibble bytes (two sub-blocks), four 8-byte
+     * loads are widened once and give both sub-blocks' values by a mask and a shift; each sub-block's
+     * products are summed on two chains and scaled by its lane of the scale vector, broadcast by a
+     * constant shuffle (lanes 0 and 1; the vector is rotated by two lanes per group, so the shuffles stay
+     * constants in a loop that C2 keeps small).
+     */
+    private float dot8(int row, float[] x, int xOff, float[] xSums) {
+        long base = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector accMin = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            IntVector raw0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 4, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector raw1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 8, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector mn = raw1.lanewise(VectorOperators.LSHR, KScales.SHIFT8).and(KScales.MASK_LOW8)
+                    .or(raw0.lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
+            IntVector sc = raw0.blend(raw1, KScales.UPPER4).and(KScales.MASK_LOW8)
+                    .or(raw0.rearrange(KScales.SPREAD).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
+            FloatVector scales = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o));
+            FloatVector mins = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o + 2));
+            accMin = mins.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
+            int xi = xOff + b * BLOCK;
+            for (int g = 0; g < 4; g++) {
+                long q = o + 16 + 32 * g;
+                int xg = xi + 64 * g;
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, q, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w2 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w3 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 24, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg));
+                FloatVector lo2 = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 8));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 32));
+                FloatVector hi2 = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 40));
+                lo = ((FloatVector) w2.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 16), lo);
+                lo2 = ((FloatVector) w3.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 24), lo2);
+                hi = ((FloatVector) w2.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 48), hi);
+                hi2 = ((FloatVector) w3.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 56), hi2);
+                acc0 = lo.add(lo2).fma(scales.rearrange(LANE0_8), acc0);
+                acc1 = hi.add(hi2).fma(scales.rearrange(LANE1_8), acc1);
+                scales = scales.rearrange(ROTATE2_8);
+            }
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD) - accMin.reduceLanes(VectorOperators.ADD);
     }
 
     /**
@@ -185,6 +239,11 @@ public final class Q4_KMatrix extends QuantizedMatrix {
         return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD)
                 - accMin.reduceLanes(VectorOperators.ADD, KScales.MIN_LANES);
     }
+
+    // 8 lanes: broadcast lane 0 / lane 1, and rotate down by two lanes (lane i takes lane i + 2).
+    private static final VectorShuffle<Float> LANE0_8 = lane(0);
+    private static final VectorShuffle<Float> LANE1_8 = lane(1);
+    private static final VectorShuffle<Float> ROTATE2_8 = VectorShuffle.fromOp(F, i -> (i + 2) % F.length());
 
     // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
     // one permute, but not one read from an array (see Q6_KMatrix).

@@ -67,6 +67,9 @@ public final class Q5_KMatrix extends QuantizedMatrix {
         if (BL == 16 && P == 1) {
             return dot16(row, x, xOff, xSums);
         }
+        if (L == 8 && BL == 8 && P == 1) {
+            return dot8(row, x, xOff, xSums);
+        }
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -97,6 +100,70 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             }
         }
         return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    /**
+     * The 8-lane (AVX2) shape, as {@code Q4_KMatrix.dot8}, with the 32 bytes of {@code qh} widened once per
+     * super-block (four vectors) and shifted right by two bits per group, so that group g's fifth bits are
+     * always bits 0 and 1 (constant shifts in a loop C2 keeps small).
+     */
+    private float dot8(int row, float[] x, int xOff, float[] xSums) {
+        long base = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector accMin = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            IntVector raw0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 4, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector raw1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 8, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector mn = raw1.lanewise(VectorOperators.LSHR, KScales.SHIFT8).and(KScales.MASK_LOW8)
+                    .or(raw0.lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
+            IntVector sc = raw0.blend(raw1, KScales.UPPER4).and(KScales.MASK_LOW8)
+                    .or(raw0.rearrange(KScales.SPREAD).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
+            FloatVector scales = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o));
+            FloatVector mins = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o + 2));
+            accMin = mins.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
+            IntVector h0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector h1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 24, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector h2 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector h3 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 40, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            int xi = xOff + b * BLOCK;
+            for (int g = 0; g < 4; g++) {
+                long q = o + 48 + 32 * g;
+                int xg = xi + 64 * g;
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, q, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w2 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w3 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 24, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                // low nibbles take bit 0 of the shifted qh as their bit 4, high nibbles bit 1
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 4).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg));
+                FloatVector lo2 = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 4).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 8));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 3).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 32));
+                FloatVector hi2 = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 3).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 40));
+                lo = ((FloatVector) w2.and(0x0F).or(h2.lanewise(VectorOperators.LSHL, 4).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 16), lo);
+                lo2 = ((FloatVector) w3.and(0x0F).or(h3.lanewise(VectorOperators.LSHL, 4).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 24), lo2);
+                hi = ((FloatVector) w2.lanewise(VectorOperators.LSHR, 4).or(h2.lanewise(VectorOperators.LSHL, 3).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 48), hi);
+                hi2 = ((FloatVector) w3.lanewise(VectorOperators.LSHR, 4).or(h3.lanewise(VectorOperators.LSHL, 3).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 56), hi2);
+                acc0 = lo.add(lo2).fma(scales.rearrange(LANE0_8), acc0);
+                acc1 = hi.add(hi2).fma(scales.rearrange(LANE1_8), acc1);
+                scales = scales.rearrange(ROTATE2_8);
+                h0 = h0.lanewise(VectorOperators.LSHR, 2);
+                h1 = h1.lanewise(VectorOperators.LSHR, 2);
+                h2 = h2.lanewise(VectorOperators.LSHR, 2);
+                h3 = h3.lanewise(VectorOperators.LSHR, 2);
+            }
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD) - accMin.reduceLanes(VectorOperators.ADD);
     }
 
     /**
@@ -185,6 +252,11 @@ public final class Q5_KMatrix extends QuantizedMatrix {
         return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD)
                 - accMin.reduceLanes(VectorOperators.ADD, KScales.MIN_LANES);
     }
+
+    // 8 lanes: broadcast lane 0 / lane 1, and rotate down by two lanes (lane i takes lane i + 2).
+    private static final VectorShuffle<Float> LANE0_8 = lane(0);
+    private static final VectorShuffle<Float> LANE1_8 = lane(1);
+    private static final VectorShuffle<Float> ROTATE2_8 = VectorShuffle.fromOp(F, i -> (i + 2) % F.length());
 
     // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
     // one permute, but not one read from an array (see Q6_KMatrix).
