@@ -14,6 +14,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 
 /**
  * ggml Q4_K: super-blocks of 256 values, 144 bytes: {@code fp16 d}, {@code fp16 dmin}, 12 bytes of packed
@@ -66,6 +67,12 @@ public final class Q4_KMatrix extends QuantizedMatrix {
     // work; the per-value multiply-add with the min alone cost more than the widening gained).
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (BL == 16 && P == 1) {
+            return dot16(row, x, xOff, xSums);
+        }
+        if (L == 8 && BL == 8 && P == 1) {
+            return dot8(row, x, xOff, xSums);
+        }
         long base = row * rowBytes;
         FloatVector accLo = FloatVector.zero(F);
         FloatVector accHi = FloatVector.zero(F);
@@ -107,5 +114,151 @@ public final class Q4_KMatrix extends QuantizedMatrix {
             offsets += Simd.fp16(data, o + 2) * m;
         }
         return accLo.add(accHi).add(accLo2.add(accHi2)).reduceLanes(VectorOperators.ADD) - offsets;
+    }
+
+    /**
+     * The 8-lane (AVX2) shape: per super-block the 8 scales and 8 mins are unpacked as two int vectors
+     * ({@link KScales#SHIFT8}), converted once and multiplied by {@code d} and {@code dmin}; the mins meet
+     * the 8 run sums of x in one multiply-add. Per group of 32 nibble bytes (two sub-blocks), four 8-byte
+     * loads are widened once and give both sub-blocks' values by a mask and a shift; each sub-block's
+     * products are summed on two chains and scaled by its lane of the scale vector, broadcast by a
+     * constant shuffle (lanes 0 and 1; the vector is rotated by two lanes per group, so the shuffles stay
+     * constants in a loop that C2 keeps small).
+     */
+    private float dot8(int row, float[] x, int xOff, float[] xSums) {
+        long base = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector accMin = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            IntVector raw0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 4, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector raw1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 8, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector mn = raw1.lanewise(VectorOperators.LSHR, KScales.SHIFT8).and(KScales.MASK_LOW8)
+                    .or(raw0.lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
+            IntVector sc = raw0.blend(raw1, KScales.UPPER4).and(KScales.MASK_LOW8)
+                    .or(raw0.rearrange(KScales.SPREAD).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
+            FloatVector scales = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o));
+            FloatVector mins = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o + 2));
+            accMin = mins.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
+            int xi = xOff + b * BLOCK;
+            for (int g = 0; g < 4; g++) {
+                long q = o + 16 + 32 * g;
+                int xg = xi + 64 * g;
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, q, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w2 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w3 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 24, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg));
+                FloatVector lo2 = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 8));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 32));
+                FloatVector hi2 = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 40));
+                lo = ((FloatVector) w2.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 16), lo);
+                lo2 = ((FloatVector) w3.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 24), lo2);
+                hi = ((FloatVector) w2.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 48), hi);
+                hi2 = ((FloatVector) w3.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 56), hi2);
+                acc0 = lo.add(lo2).fma(scales.rearrange(LANE0_8), acc0);
+                acc1 = hi.add(hi2).fma(scales.rearrange(LANE1_8), acc1);
+                scales = scales.rearrange(ROTATE2_8);
+            }
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD) - accMin.reduceLanes(VectorOperators.ADD);
+    }
+
+    /**
+     * The 16-lane (AVX-512) shape written out. Per super-block, the 8 mins and 8 scales are unpacked from
+     * their 12 bytes in one int vector (lanes 0..7 the mins, 8..15 the scales: two constant permutes, a
+     * per-lane shift and masks, see {@link KScales#PICK_LOW}) and converted once, times {@code dmin} and {@code d}; each
+     * sub-block's scale is then broadcast from its lane by a constant shuffle, and the mins meet the run
+     * sums of x in one multiply-add per super-block (lanes 8..15 of that product are never summed). The
+     * four groups of 32 nibble bytes are spelled out so that every lane index is a constant, and they
+     * alternate between two pairs of accumulators.
+     */
+    private float dot16(int row, float[] x, int xOff, float[] xSums) {
+        long base = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector acc2 = FloatVector.zero(F);
+        FloatVector acc3 = FloatVector.zero(F);
+        FloatVector accMin = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            IntVector raw = (IntVector) ByteVector.fromMemorySegment(B, data, o + 4, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector six = raw.rearrange(KScales.PICK_LOW).lanewise(VectorOperators.LSHR, KScales.SHIFT_LOW)
+                    .and(KScales.MASK_LOW)
+                    .or(raw.rearrange(KScales.PICK_HIGH).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH));
+            // lanes 0..7: dmin * min, lanes 8..15: d * scale
+            FloatVector sm = ((FloatVector) six.convert(VectorOperators.I2F, 0))
+                    .mul(FloatVector.broadcast(F, Simd.fp16(data, o + 2)).blend(Simd.fp16(data, o), KScales.SCALE_LANES));
+            int xi = xOff + b * BLOCK;
+            accMin = sm.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
+            { // group 0: sub-blocks 0 (low nibbles) and 1 (high)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 32));
+                lo = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 16), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 48), hi);
+                acc0 = lo.fma(sm.rearrange(LANE8), acc0);
+                acc1 = hi.fma(sm.rearrange(LANE9), acc1);
+            }
+            { // group 1: sub-blocks 2 and 3
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 64));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 96));
+                lo = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 80), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 112), hi);
+                acc2 = lo.fma(sm.rearrange(LANE10), acc2);
+                acc3 = hi.fma(sm.rearrange(LANE11), acc3);
+            }
+            { // group 2: sub-blocks 4 and 5
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 128));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 160));
+                lo = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 144), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 176), hi);
+                acc0 = lo.fma(sm.rearrange(LANE12), acc0);
+                acc1 = hi.fma(sm.rearrange(LANE13), acc1);
+            }
+            { // group 3: sub-blocks 6 and 7
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 192));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 224));
+                lo = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 208), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 240), hi);
+                acc2 = lo.fma(sm.rearrange(LANE14), acc2);
+                acc3 = hi.fma(sm.rearrange(LANE15), acc3);
+            }
+        }
+        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD)
+                - accMin.reduceLanes(VectorOperators.ADD, KScales.MIN_LANES);
+    }
+
+    // 8 lanes: broadcast lane 0 / lane 1, and rotate down by two lanes (lane i takes lane i + 2).
+    private static final VectorShuffle<Float> LANE0_8 = lane(0);
+    private static final VectorShuffle<Float> LANE1_8 = lane(1);
+    private static final VectorShuffle<Float> ROTATE2_8 = VectorShuffle.fromOp(F, i -> (i + 2) % F.length());
+
+    // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
+    // one permute, but not one read from an array (see Q6_KMatrix).
+    private static final VectorShuffle<Float> LANE8 = lane(8);
+    private static final VectorShuffle<Float> LANE9 = lane(9);
+    private static final VectorShuffle<Float> LANE10 = lane(10);
+    private static final VectorShuffle<Float> LANE11 = lane(11);
+    private static final VectorShuffle<Float> LANE12 = lane(12);
+    private static final VectorShuffle<Float> LANE13 = lane(13);
+    private static final VectorShuffle<Float> LANE14 = lane(14);
+    private static final VectorShuffle<Float> LANE15 = lane(15);
+
+    private static VectorShuffle<Float> lane(int j) {
+        int[] index = new int[F.length()];
+        java.util.Arrays.fill(index, Math.min(j, F.length() - 1));
+        return VectorShuffle.fromArray(F, index, 0);
     }
 }

@@ -14,6 +14,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 
 /**
  * ggml Q5_K: super-blocks of 256 values, 176 bytes: {@code fp16 d}, {@code fp16 dmin}, 12 bytes of packed
@@ -28,7 +29,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q5_KMatrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q5_K, data, rows, cols, 0);
+        super(GgmlType.Q5_K, data, rows, cols, 32);
     }
 
     @Override
@@ -63,6 +64,12 @@ public final class Q5_KMatrix extends QuantizedMatrix {
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (BL == 16 && P == 1) {
+            return dot16(row, x, xOff, xSums);
+        }
+        if (L == 8 && BL == 8 && P == 1) {
+            return dot8(row, x, xOff, xSums);
+        }
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -93,5 +100,178 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             }
         }
         return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    /**
+     * The 8-lane (AVX2) shape, as {@code Q4_KMatrix.dot8}, with the 32 bytes of {@code qh} widened once per
+     * super-block (four vectors) and shifted right by two bits per group, so that group g's fifth bits are
+     * always bits 0 and 1 (constant shifts in a loop C2 keeps small).
+     */
+    private float dot8(int row, float[] x, int xOff, float[] xSums) {
+        long base = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector accMin = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            IntVector raw0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 4, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector raw1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 8, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector mn = raw1.lanewise(VectorOperators.LSHR, KScales.SHIFT8).and(KScales.MASK_LOW8)
+                    .or(raw0.lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
+            IntVector sc = raw0.blend(raw1, KScales.UPPER4).and(KScales.MASK_LOW8)
+                    .or(raw0.rearrange(KScales.SPREAD).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
+            FloatVector scales = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o));
+            FloatVector mins = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o + 2));
+            accMin = mins.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
+            IntVector h0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector h1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 24, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector h2 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector h3 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 40, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            int xi = xOff + b * BLOCK;
+            for (int g = 0; g < 4; g++) {
+                long q = o + 48 + 32 * g;
+                int xg = xi + 64 * g;
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, q, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w2 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w3 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 24, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                // low nibbles take bit 0 of the shifted qh as their bit 4, high nibbles bit 1
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 4).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg));
+                FloatVector lo2 = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 4).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 8));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 3).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 32));
+                FloatVector hi2 = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 3).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 40));
+                lo = ((FloatVector) w2.and(0x0F).or(h2.lanewise(VectorOperators.LSHL, 4).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 16), lo);
+                lo2 = ((FloatVector) w3.and(0x0F).or(h3.lanewise(VectorOperators.LSHL, 4).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 24), lo2);
+                hi = ((FloatVector) w2.lanewise(VectorOperators.LSHR, 4).or(h2.lanewise(VectorOperators.LSHL, 3).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 48), hi);
+                hi2 = ((FloatVector) w3.lanewise(VectorOperators.LSHR, 4).or(h3.lanewise(VectorOperators.LSHL, 3).and(0x10))
+                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 56), hi2);
+                acc0 = lo.add(lo2).fma(scales.rearrange(LANE0_8), acc0);
+                acc1 = hi.add(hi2).fma(scales.rearrange(LANE1_8), acc1);
+                scales = scales.rearrange(ROTATE2_8);
+                h0 = h0.lanewise(VectorOperators.LSHR, 2);
+                h1 = h1.lanewise(VectorOperators.LSHR, 2);
+                h2 = h2.lanewise(VectorOperators.LSHR, 2);
+                h3 = h3.lanewise(VectorOperators.LSHR, 2);
+            }
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD) - accMin.reduceLanes(VectorOperators.ADD);
+    }
+
+    /**
+     * The 16-lane (AVX-512) shape written out, as {@code Q4_KMatrix.dot16} (scales and mins unpacked in one
+     * vector, scales broadcast by constant shuffles, the mins against the run sums of x), with the two 16-byte
+     * runs of {@code qh} widened once per super-block: group g takes its fifth bits from bits 2g and 2g + 1.
+     */
+    private float dot16(int row, float[] x, int xOff, float[] xSums) {
+        long base = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector acc2 = FloatVector.zero(F);
+        FloatVector acc3 = FloatVector.zero(F);
+        FloatVector accMin = FloatVector.zero(F);
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            IntVector raw = (IntVector) ByteVector.fromMemorySegment(B, data, o + 4, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector six = raw.rearrange(KScales.PICK_LOW).lanewise(VectorOperators.LSHR, KScales.SHIFT_LOW)
+                    .and(KScales.MASK_LOW)
+                    .or(raw.rearrange(KScales.PICK_HIGH).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH));
+            // lanes 0..7: dmin * min, lanes 8..15: d * scale
+            FloatVector sm = ((FloatVector) six.convert(VectorOperators.I2F, 0))
+                    .mul(FloatVector.broadcast(F, Simd.fp16(data, o + 2)).blend(Simd.fp16(data, o), KScales.SCALE_LANES));
+            accMin = sm.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
+            int xi = xOff + b * BLOCK;
+            IntVector h0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector h1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            { // group 0: sub-blocks 0 (low nibbles, fifth bit = bit 0 of qh) and 1 (high, bit 1)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 4).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 0));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 3).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 32));
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 4).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 16), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 3).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 48), hi);
+                acc0 = lo.fma(sm.rearrange(LANE8), acc0);
+                acc1 = hi.fma(sm.rearrange(LANE9), acc1);
+            }
+            { // group 1: sub-blocks 2 (low nibbles, fifth bit = bit 2 of qh) and 3 (high, bit 3)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 2).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 64));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 1).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 96));
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 2).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 80), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 1).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 112), hi);
+                acc2 = lo.fma(sm.rearrange(LANE10), acc2);
+                acc3 = hi.fma(sm.rearrange(LANE11), acc3);
+            }
+            { // group 2: sub-blocks 4 (low nibbles, fifth bit = bit 4 of qh) and 5 (high, bit 5)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.and(0x10)).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 128));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHR, 1).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 160));
+                lo = ((FloatVector) w1.and(0x0F).or(h1.and(0x10)).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 144), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHR, 1).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 176), hi);
+                acc0 = lo.fma(sm.rearrange(LANE12), acc0);
+                acc1 = hi.fma(sm.rearrange(LANE13), acc1);
+            }
+            { // group 3: sub-blocks 6 (low nibbles, fifth bit = bit 6 of qh) and 7 (high, bit 7)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 144, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 160, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHR, 2).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 192));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHR, 3).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 224));
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHR, 2).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 208), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHR, 3).and(0x10)).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 240), hi);
+                acc2 = lo.fma(sm.rearrange(LANE14), acc2);
+                acc3 = hi.fma(sm.rearrange(LANE15), acc3);
+            }
+        }
+        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD)
+                - accMin.reduceLanes(VectorOperators.ADD, KScales.MIN_LANES);
+    }
+
+    // 8 lanes: broadcast lane 0 / lane 1, and rotate down by two lanes (lane i takes lane i + 2).
+    private static final VectorShuffle<Float> LANE0_8 = lane(0);
+    private static final VectorShuffle<Float> LANE1_8 = lane(1);
+    private static final VectorShuffle<Float> ROTATE2_8 = VectorShuffle.fromOp(F, i -> (i + 2) % F.length());
+
+    // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
+    // one permute, but not one read from an array (see Q6_KMatrix).
+    private static final VectorShuffle<Float> LANE8 = lane(8);
+    private static final VectorShuffle<Float> LANE9 = lane(9);
+    private static final VectorShuffle<Float> LANE10 = lane(10);
+    private static final VectorShuffle<Float> LANE11 = lane(11);
+    private static final VectorShuffle<Float> LANE12 = lane(12);
+    private static final VectorShuffle<Float> LANE13 = lane(13);
+    private static final VectorShuffle<Float> LANE14 = lane(14);
+    private static final VectorShuffle<Float> LANE15 = lane(15);
+
+    private static VectorShuffle<Float> lane(int j) {
+        int[] index = new int[F.length()];
+        java.util.Arrays.fill(index, Math.min(j, F.length() - 1));
+        return VectorShuffle.fromArray(F, index, 0);
     }
 }

@@ -29,6 +29,11 @@ public abstract class QuantizedMatrix extends WeightMatrix {
     protected final GgmlType type;
     protected final long rowBytes;
     protected final int blocksPerRow;
+    /**
+     * Entries past the last run sum that the sum arrays hold: the 16-lane K-quant kernels load a
+     * super-block's 8 run sums as one 16-lane vector and ignore its upper half.
+     */
+    static final int SUM_PAD = 8;
     /** Length of the runs of x that {@link #dot} needs summed (16 or 32), or 0 when it needs none. */
     private final int sumRun;
 
@@ -49,7 +54,7 @@ public abstract class QuantizedMatrix extends WeightMatrix {
 
     @Override
     public final float dotRow(int row, float[] x, int xOff) {
-        return dot(row, x, xOff, sumRun == 0 ? null : runSums(x, xOff, new float[cols / sumRun]));
+        return dot(row, x, xOff, sumRun == 0 ? null : runSums(x, xOff, new float[cols / sumRun + SUM_PAD]));
     }
 
     @Override
@@ -61,7 +66,7 @@ public abstract class QuantizedMatrix extends WeightMatrix {
         float[] x = in.x();
         float[] sums = null;
         if (sumRun != 0) {
-            sums = runSums(x, 0, RUN_SUMS.get(cols / sumRun));
+            sums = runSums(x, 0, RUN_SUMS.get(cols / sumRun + SUM_PAD));
         }
         float[] xSums = sums;
         pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
@@ -85,7 +90,7 @@ public abstract class QuantizedMatrix extends WeightMatrix {
         float[] x = in.x();
         float[][] sums = new float[n][];
         for (int t = 0; t < n; t++) {
-            sums[t] = runSums(x, t * cols, new float[cols / sumRun]);
+            sums[t] = runSums(x, t * cols, new float[cols / sumRun + SUM_PAD]);
         }
         pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
             for (int r = start; r < end; r++) {

@@ -19,8 +19,14 @@ import jdk.incubator.vector.VectorSpecies;
  * the helper returns (a heap allocation per call).
  */
 final class Simd {
-    static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED.length() > 16
-            ? FloatVector.SPECIES_512 : FloatVector.SPECIES_PREFERRED;
+    static final VectorSpecies<Float> F = switch (Integer.getInteger("edgelm.simd.bits", 0)) {
+        // a forced width (e.g. 512 on an AVX2 machine, then run by the Vector API's Java fallback): only
+        // to test every kernel shape on one machine
+        case 128 -> FloatVector.SPECIES_128;
+        case 256 -> FloatVector.SPECIES_256;
+        case 512 -> FloatVector.SPECIES_512;
+        default -> FloatVector.SPECIES_PREFERRED.length() > 16 ? FloatVector.SPECIES_512 : FloatVector.SPECIES_PREFERRED;
+    };
     static final int L = F.length();
     static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
     static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class,
