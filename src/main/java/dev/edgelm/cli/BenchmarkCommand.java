@@ -158,11 +158,18 @@ final class BenchmarkCommand implements Callable<Integer> {
             java.util.List<Comparison.Round> compared = new java.util.ArrayList<>();
             Benchmark.Report report = null;
             ReadLoops.Figures loops = null;
+            Benchmark.ImageReport imageReport = null;
+            PeakMemory memory = null;
             for (int round = 0; round < rounds; round++) {
                 if (llamaBench != null) {
                     err.println("benchmark: round " + (round + 1) + " of " + rounds + ": EdgeLM, then llama-bench");
                 }
                 report = Benchmark.run(engine, prefillTokens, decodeTokens, runs, progress);
+                if (round == 0) {
+                    // before the read loops, whose buffer is not the model's memory
+                    imageReport = image == null ? null : Benchmark.image(engine, image, runs);
+                    memory = PeakMemory.read();
+                }
                 if (readLoopMib > 0) {
                     progress.accept("measuring the native and plain Java read loops");
                     loops = ReadLoops.measure(main.context.env(), HubClient.defaultCache(main.context.env()),
@@ -177,8 +184,6 @@ final class BenchmarkCommand implements Callable<Integer> {
                     compared.add(new Comparison.Round(report, loops, llama));
                 }
             }
-            Benchmark.ImageReport imageReport = image == null ? null : Benchmark.image(engine, image, runs);
-            PeakMemory memory = PeakMemory.read();
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 String text = BenchmarkJson.of(resolved, engine, report, memory);
