@@ -1,5 +1,7 @@
 package dev.edgelm.cli;
 
+import dev.edgelm.bench.LlamaBench;
+import dev.edgelm.bench.ReadLoops;
 import dev.edgelm.engine.Benchmark;
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
@@ -13,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import dev.edgelm.hub.HubClient;
 import dev.edgelm.hub.ModelResolver;
 import dev.edgelm.util.BuildInfo;
 import dev.edgelm.util.MachineInfo;
@@ -84,6 +87,20 @@ final class BenchmarkCommand implements Callable<Integer> {
                     + "aggregate and per-sequence prefill and decode speed (see docs/batching.md).")
     java.util.List<Integer> parallel;
 
+    @Option(names = "--read-loop-mib", paramLabel = "MIB", defaultValue = "1024",
+            description = "Buffer of the native (C, built with the machine's cc when there is one) and plain Java read "
+                    + "loops measured after the runs on the same threads (default ${DEFAULT-VALUE}; 0 skips them).")
+    long readLoopMib;
+
+    @Option(names = "--compare-llama-bench", paramLabel = "PATH",
+            description = "Also run llama.cpp's llama-bench (this executable) on the same file and threads "
+                    + "(-p, -d, --runs alike), alternating with EdgeLM's runs, and print both and their ratio.")
+    Path llamaBench;
+
+    @Option(names = "--compare-rounds", paramLabel = "N", defaultValue = "2",
+            description = "With --compare-llama-bench: rounds of EdgeLM then llama-bench (default ${DEFAULT-VALUE}).")
+    int compareRounds;
+
     @Override
     public Integer call() {
         if (prefillTokens < 1) {
@@ -104,6 +121,18 @@ final class BenchmarkCommand implements Callable<Integer> {
         if (image != null && !Files.isRegularFile(image)) {
             throw new EdgeLmException(image + ": no such image file (--image)");
         }
+        if (readLoopMib < 0 || readLoopMib > (1L << 20)) {
+            throw new EdgeLmException("--read-loop-mib must be in 0..1048576, got " + readLoopMib);
+        }
+        if (compareRounds < 1 || compareRounds > 100) {
+            throw new EdgeLmException("--compare-rounds must be in 1..100, got " + compareRounds);
+        }
+        if (llamaBench != null) {
+            LlamaBench.check(llamaBench);
+            if (parallel != null || image != null) {
+                throw new EdgeLmException("--compare-llama-bench compares one-sequence text runs; give it without --parallel and --image");
+            }
+        }
         if (parallel != null && (image != null || mmproj != null)) {
             throw new EdgeLmException("--parallel measures text generation; give --image (or --mmproj) without it");
         }
@@ -120,17 +149,45 @@ final class BenchmarkCommand implements Callable<Integer> {
         }
         try (Engine engine = Engine.load(resolved.path(), options)) {
             VisionOptions.apply(engine, mmproj, imageMinPixels, imageMaxPixels, image != null);
-            Benchmark.Report report = Benchmark.run(engine, prefillTokens, decodeTokens, runs,
-                    step -> {
-                        err.println("benchmark: " + step + (step.startsWith("measuring") ? " ..." : " (" + prefillTokens
-                                + " prompt + " + decodeTokens + " decode tokens) ..."));
-                        err.flush();
-                    });
-            Benchmark.ImageReport imageReport = image == null ? null : Benchmark.image(engine, image, runs);
-            PeakMemory memory = PeakMemory.read();
+            java.util.function.Consumer<String> progress = step -> {
+                err.println("benchmark: " + step + (step.startsWith("measuring") ? " ..." : " (" + prefillTokens
+                        + " prompt + " + decodeTokens + " decode tokens) ..."));
+                err.flush();
+            };
+            int rounds = llamaBench == null ? 1 : compareRounds;
+            java.util.List<Comparison.Round> compared = new java.util.ArrayList<>();
+            Benchmark.Report report = null;
+            ReadLoops.Figures loops = null;
+            Benchmark.ImageReport imageReport = null;
+            PeakMemory memory = null;
+            for (int round = 0; round < rounds; round++) {
+                if (llamaBench != null) {
+                    err.println("benchmark: round " + (round + 1) + " of " + rounds + ": EdgeLM, then llama-bench");
+                }
+                report = Benchmark.run(engine, prefillTokens, decodeTokens, runs, progress);
+                if (round == 0) {
+                    // before the read loops, whose buffer is not the model's memory
+                    imageReport = image == null ? null : Benchmark.image(engine, image, runs);
+                    memory = PeakMemory.read();
+                }
+                if (readLoopMib > 0) {
+                    progress.accept("measuring the native and plain Java read loops");
+                    loops = ReadLoops.measure(main.context.env(), HubClient.defaultCache(main.context.env()),
+                            engine.options().threads(), readLoopMib);
+                }
+                if (llamaBench != null) {
+                    err.println("benchmark: running " + String.join(" ", LlamaBench.command(llamaBench, resolved.path(),
+                            engine.options().threads(), prefillTokens, decodeTokens, runs)) + " ...");
+                    err.flush();
+                    LlamaBench.Result llama = LlamaBench.run(llamaBench, resolved.path(), engine.options().threads(),
+                            prefillTokens, decodeTokens, runs);
+                    compared.add(new Comparison.Round(report, loops, llama));
+                }
+            }
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 String text = BenchmarkJson.of(resolved, engine, report, memory);
+                text = Comparison.addJson(text, loops, llamaBench, compared);
                 if (imageReport != null) {
                     try {
                         ObjectNode o = (ObjectNode) new ObjectMapper().readTree(text);
@@ -153,6 +210,10 @@ final class BenchmarkCommand implements Callable<Integer> {
                 out.println(text);
             } else {
                 printText(out, resolved, engine, report, memory);
+                Comparison.printLoops(out, report, loops);
+                if (llamaBench != null) {
+                    Comparison.print(out, llamaBench, compared);
+                }
                 if (imageReport != null) {
                     Benchmark.ImageReport r = imageReport;
                     out.println("Image: " + image + ": " + r.patches() + " patches, " + r.tokens() + " tokens ("

@@ -6,13 +6,14 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * A fixed pool of worker threads that splits an index range evenly among itself and the calling thread.
  *
- * <p>Dispatch creates no task objects: the caller publishes one {@link RangeTask}, bumps a generation
- * counter and every worker takes slice {@code i} of {@code n}. Waiting threads spin briefly, then yield,
+ * <p>Dispatch creates one small section object: the caller publishes it, bumps a generation counter and
+ * every worker starts on slice {@code i} of {@code n}, in chunks that a thread done early may take over. Waiting threads spin briefly, then yield,
  * then (workers only) park. Spinning first, because a forward pass issues thousands of small parallel
  * sections back to back and a park/unpark round trip (~10-50 us) would dominate decode of a small model;
  * yielding next, because when other processes compete for the cores a spinning waiter would otherwise
@@ -32,14 +33,9 @@ public final class Parallel implements AutoCloseable {
 
     private final int threads;
     private final Thread[] workers;
-    private volatile RangeTask task;
-    private volatile int taskSize;
-    private volatile int granularity;
+    private volatile Job job;
     private final AtomicInteger generation = new AtomicInteger();
-    private final AtomicInteger pending = new AtomicInteger();
     private volatile boolean closed;
-    private volatile Throwable failure;
-    private volatile Thread waiter;
 
     public Parallel(int threads) {
         if (threads < 1) {
@@ -85,6 +81,14 @@ public final class Parallel implements AutoCloseable {
     /**
      * Like {@link #forRange(int, RangeTask)}, with slice boundaries rounded to multiples of {@code align}
      * (for kernels that process rows in tiles). Not re-entrant: a task must not call the pool again.
+     *
+     * <p>Each thread's slice is cut into up to {@value #CHUNKS_PER_SLICE} contiguous chunks, which its owner
+     * runs in order (one forward stream through its rows, as with a single slice); a thread that has finished
+     * its own slice takes the chunks nobody has started from the others' slices. So the caller never waits
+     * for a worker that has not been scheduled yet: on a machine whose cores are shared with other processes
+     * a woken worker can take milliseconds to run, and with one fixed slice per thread every section waited
+     * for it (measured: 2-thread decode matvecs at a quarter of the 1-thread speed under load; see
+     * docs/lab/decode-bandwidth.md). The caller only waits for chunks already running elsewhere.
      */
     public synchronized void forRange(int n, int align, RangeTask task) {
         if (n <= 0) {
@@ -94,19 +98,15 @@ public final class Parallel implements AutoCloseable {
             task.run(0, n);
             return;
         }
-        this.task = task;
-        this.taskSize = n;
-        this.granularity = align;
-        this.failure = null;
-        this.waiter = Thread.currentThread();
-        pending.set(workers.length);
+        Job job = new Job(task, n, align, threads, Thread.currentThread());
+        this.job = job;
         generation.incrementAndGet();
         for (Thread w : workers) {
             LockSupport.unpark(w);
         }
-        runSlice(0, task, n, align);
+        job.work(0);
         int spins = 0;
-        while (pending.get() != 0) {
+        while (job.remaining.get() != 0) {
             if (++spins < SPIN_ITERATIONS) {
                 Thread.onSpinWait();
             } else if (spins < SPIN_ITERATIONS + YIELD_ITERATIONS) {
@@ -115,8 +115,8 @@ public final class Parallel implements AutoCloseable {
                 LockSupport.parkNanos(this, 20_000);
             }
         }
-        this.task = null;
-        Throwable f = failure;
+        this.job = null;
+        Throwable f = job.failure;
         if (f != null) {
             if (f instanceof RuntimeException re) {
                 throw re;
@@ -128,14 +128,75 @@ public final class Parallel implements AutoCloseable {
         }
     }
 
-    private void runSlice(int slice, RangeTask task, int n, int align) {
-        int units = (n + align - 1) / align;
-        int startUnit = (int) ((long) units * slice / threads);
-        int endUnit = (int) ((long) units * (slice + 1) / threads);
-        int start = Math.min(n, startUnit * align);
-        int end = Math.min(n, endUnit * align);
-        if (start < end) {
-            task.run(start, end);
+    /** Chunks per thread's slice: enough to rebalance a late thread's share, few enough to keep streams long. */
+    static final int CHUNKS_PER_SLICE = 8;
+
+    /**
+     * One parallel section: slice {@code s} of {@code threads} holds {@code chunks[s]} chunks, handed out in
+     * order by {@code cursor[s]}. A chunk runs once: claims past the end fail, so a thread that arrives after
+     * the section is over (a late worker) finds nothing to do and never calls the task.
+     */
+    private static final class Job {
+        final RangeTask task;
+        final int n;
+        final int align;
+        final int threads;
+        final int units;
+        final int[] chunks;
+        final AtomicIntegerArray cursor;
+        final AtomicInteger remaining;
+        final Thread waiter;
+        volatile Throwable failure;
+
+        Job(RangeTask task, int n, int align, int threads, Thread waiter) {
+            this.task = task;
+            this.n = n;
+            this.align = align;
+            this.threads = threads;
+            this.units = (n + align - 1) / align;
+            this.chunks = new int[threads];
+            int total = 0;
+            for (int s = 0; s < threads; s++) {
+                chunks[s] = Math.min(CHUNKS_PER_SLICE, sliceUnit(s + 1) - sliceUnit(s));
+                total += chunks[s];
+            }
+            this.cursor = new AtomicIntegerArray(threads);
+            this.remaining = new AtomicInteger(total);
+            this.waiter = waiter;
+        }
+
+        private int sliceUnit(int s) {
+            return (int) ((long) units * s / threads);
+        }
+
+        /** Runs the chunks thread {@code slice} can claim: its own slice first, then the others' leftovers. */
+        void work(int slice) {
+            for (int k = 0; k < threads; k++) {
+                int s = (slice + k) % threads;
+                int count = chunks[s];
+                while (true) {
+                    // read first, so that a finished slice's counter stops growing
+                    int j = cursor.get(s) < count ? cursor.getAndIncrement(s) : count;
+                    if (j >= count) {
+                        break;
+                    }
+                    int from = sliceUnit(s);
+                    int len = sliceUnit(s + 1) - from;
+                    int start = Math.min(n, (from + (int) ((long) len * j / count)) * align);
+                    int end = Math.min(n, (from + (int) ((long) len * (j + 1) / count)) * align);
+                    try {
+                        if (start < end && failure == null) {
+                            task.run(start, end);
+                        }
+                    } catch (Throwable t) {
+                        failure = t;
+                    } finally {
+                        if (remaining.decrementAndGet() == 0) {
+                            LockSupport.unpark(waiter);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -156,14 +217,9 @@ public final class Parallel implements AutoCloseable {
                 return;
             }
             seen = generation.get();
-            try {
-                runSlice(slice, task, taskSize, granularity);
-            } catch (Throwable t) {
-                failure = t;
-            } finally {
-                if (pending.decrementAndGet() == 0) {
-                    LockSupport.unpark(waiter);
-                }
+            Job current = job; // the newest section (or none): taking part in a finished one does nothing
+            if (current != null) {
+                current.work(slice);
             }
         }
     }

@@ -1,10 +1,13 @@
 package dev.edgelm.tensor;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CyclicBarrier;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -44,6 +47,73 @@ public final class ReadBandwidth {
                 }
             });
             best = Math.max(best, total / ((System.nanoTime() - start) / 1e9));
+        }
+        return best;
+    }
+
+    /**
+     * The plain Java read loop: {@code threads} platform threads (not the pool), each streaming one contiguous
+     * slice of a fresh {@code bytes}-byte native buffer with four independent vector accumulators, started
+     * together by a barrier; a pass lasts from the first thread's start to the last one's end and the fastest
+     * of {@code passes} counts. The same loop as the native tool under {@code tools/readbw}, so that the two
+     * side by side tell what Java costs, and this against {@link #bytesPerSecond} what the pool, the pieces
+     * and the weights' memory cost. The buffer is filled by the thread that reads it (first touch) and freed
+     * on return.
+     */
+    public static double plainLoopBytesPerSecond(int threads, long bytes, int passes) {
+        if (threads < 1 || bytes < (long) threads * 4 * B.length() || passes < 1) {
+            throw new IllegalArgumentException("need >= 1 thread and pass and at least one vector step per thread");
+        }
+        long step = 4L * B.length();
+        long slice = bytes / threads / step * step;
+        long[][] start = new long[threads][passes];
+        long[][] end = new long[threads][passes];
+        long[] sink = new long[threads];
+        CyclicBarrier barrier = new CyclicBarrier(threads);
+        Throwable[] failure = new Throwable[1];
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buffer = arena.allocate(slice * threads, 1 << 21);
+            Thread[] workers = new Thread[threads];
+            for (int t = 0; t < threads; t++) {
+                int k = t;
+                MemorySegment mine = buffer.asSlice(k * slice, slice);
+                workers[t] = new Thread(() -> {
+                    try {
+                        mine.fill((byte) (k + 1));
+                        for (int p = 0; p < passes; p++) {
+                            barrier.await();
+                            start[k][p] = System.nanoTime();
+                            sink[k] += sum(mine);
+                            end[k][p] = System.nanoTime();
+                        }
+                    } catch (InterruptedException | BrokenBarrierException e) {
+                        Thread.currentThread().interrupt();
+                    } catch (Throwable e) {
+                        failure[0] = e;
+                        barrier.reset();
+                    }
+                }, "edgelm-read-loop-" + k);
+                workers[t].start();
+            }
+            for (Thread w : workers) {
+                w.join();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while measuring the read loop", e);
+        }
+        if (failure[0] != null) {
+            throw new IllegalStateException("read loop failed", failure[0]);
+        }
+        double best = 0;
+        for (int p = 0; p < passes; p++) {
+            long first = Long.MAX_VALUE;
+            long last = Long.MIN_VALUE;
+            for (int t = 0; t < threads; t++) {
+                first = Math.min(first, start[t][p]);
+                last = Math.max(last, end[t][p]);
+            }
+            best = Math.max(best, slice * threads / ((last - first) / 1e9));
         }
         return best;
     }

@@ -11,7 +11,7 @@ class ParallelTest {
     @Test
     void everyIndexRunsExactlyOnceWithAlignedSlices() {
         try (Parallel pool = new Parallel(3)) {
-            for (int n : new int[] {1, 2, 3, 10, 97, 1000}) {
+            for (int n : new int[] {1, 2, 3, 10, 17, 97, 1000, 100_003}) {
                 for (int align : new int[] {1, 4, 16}) {
                     AtomicIntegerArray hits = new AtomicIntegerArray(n);
                     pool.forRange(n, align, (start, end) -> {
@@ -40,6 +40,43 @@ class ParallelTest {
             AtomicIntegerArray hits = new AtomicIntegerArray(1);
             pool.forRange(100, (s, end) -> hits.addAndGet(0, end - s));
             assertEquals(100, hits.get(0));
+        }
+    }
+
+    /**
+     * A worker stuck in its first chunk (here: until the caller has run part of the worker's slice) does not hold
+     * the section: the caller takes over the chunks of that slice nobody has started. With one fixed slice per
+     * thread the caller would wait for the worker and the latch would time out.
+     */
+    @Test
+    void theCallerTakesOverTheSliceOfAWorkerThatIsLate() throws Exception {
+        try (Parallel pool = new Parallel(2)) {
+            int n = 1600;
+            java.util.concurrent.CountDownLatch callerHelped = new java.util.concurrent.CountDownLatch(1);
+            boolean[] timedOut = new boolean[1];
+            Thread caller = Thread.currentThread();
+            AtomicIntegerArray hits = new AtomicIntegerArray(n);
+            pool.forRange(n, (start, end) -> {
+                if (Thread.currentThread() == caller) {
+                    if (start >= n / 2) {
+                        callerHelped.countDown();
+                    }
+                } else {
+                    try {
+                        timedOut[0] |= !callerHelped.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+                for (int i = start; i < end; i++) {
+                    hits.incrementAndGet(i);
+                }
+            });
+            for (int i = 0; i < n; i++) {
+                assertEquals(1, hits.get(i), "index " + i);
+            }
+            assertEquals(0, callerHelped.getCount(), "the caller ran chunks of the worker's half");
+            assertTrue(!timedOut[0], "the worker waited for the caller's help in vain");
         }
     }
 
