@@ -42,6 +42,19 @@ public record ChatPrompt(String rendered, String forcedCall, boolean thinkingOpe
         return new ChatPrompt(rendered, function == null ? TOOL_CALL_OPEN : TOOL_CALL_OPEN + function + ">\n", false);
     }
 
+    /**
+     * This prompt with a call of one of {@code tools} (OpenAI's function shape) opened at its end: when there is
+     * only one, the call names it (a required call of the only tool is a call of that tool), else the model writes
+     * the name.
+     */
+    public ChatPrompt forcingCallOf(List<? extends Map<String, ?>> tools) {
+        String only = null;
+        if (tools.size() == 1 && tools.getFirst().get("function") instanceof Map<?, ?> fn && fn.get("name") instanceof String name) {
+            only = name;
+        }
+        return forcingCall(only);
+    }
+
     /** The text to encode: the rendering and the forced call's opening, if any. */
     public String text() {
         return forcedCall == null ? rendered : rendered + forcedCall;

@@ -122,7 +122,7 @@ final class Generation {
             if (r.toolChoice() == ChatRequest.ToolChoice.NAMED) {
                 prompt = prompt.forcingCall(r.forcedFunction());
             } else if (r.toolChoice() == ChatRequest.ToolChoice.REQUIRED) {
-                prompt = prompt.forcingCall(null);
+                prompt = prompt.forcingCallOf(tools);
             }
         }
         int[] ids = model.tokenizer().encode(prompt.text());

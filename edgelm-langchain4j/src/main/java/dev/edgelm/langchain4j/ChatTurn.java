@@ -119,7 +119,7 @@ final class ChatTurn {
         }
         if (choice == ToolChoice.REQUIRED && !json) {
             // the stock template's call opening written into the prompt makes the reply a call, without a grammar
-            prompt = prompt.forcingCall(tools.size() == 1 ? functionName(tools.getFirst()) : null);
+            prompt = prompt.forcingCallOf(tools);
         }
         int[] ids = model.format().tokenizer().encode(prompt.text());
         int context = model.contextLength();
@@ -215,10 +215,6 @@ final class ChatTurn {
             out.add(Map.of("type", "function", "function", fn));
         }
         return out;
-    }
-
-    private static String functionName(Map<String, Object> tool) {
-        return (String) ((Map<?, ?>) tool.get("function")).get("name");
     }
 
     /** The messages as the chat template takes them (OpenAI / Hugging Face shape). */
@@ -324,8 +320,11 @@ final class ChatTurn {
         }
     }
 
-    /** Submits the turn; its parts go to {@code sink} as they are generated. */
+    /** Submits the turn; its parts go to {@code sink} as they are generated. A closed model is an {@link IllegalStateException}. */
     Running submit(Sink sink) {
+        if (model.isClosed()) {
+            throw new IllegalStateException("the model " + model.name() + " is closed");
+        }
         Reply reply = new Reply(sink);
         ReplyParser parser = new ReplyParser(prompt, parsedTools, reply);
         GenerationRequest request = new GenerationRequest(ids, options, model.decoder(), new GenerationListener() {

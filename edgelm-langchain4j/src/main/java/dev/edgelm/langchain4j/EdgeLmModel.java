@@ -57,6 +57,7 @@ public final class EdgeLmModel implements AutoCloseable {
     private final TokenDecoder decoder;
     private final int imStart;
     private Vocabulary vocabulary;
+    private volatile boolean closed;
 
     private EdgeLmModel(String name, Engine engine, ChatFormat format, Settings settings) {
         this.name = name;
@@ -150,9 +151,15 @@ public final class EdgeLmModel implements AutoCloseable {
         return Arrays.copyOf(out, n);
     }
 
+    /** Whether {@link #close()} was called: requests then fail. */
+    public boolean isClosed() {
+        return closed;
+    }
+
     /** Stops the running generations and frees the model. */
     @Override
     public void close() {
+        closed = true;
         try {
             scheduler.close();
         } finally {

@@ -59,8 +59,12 @@ public final class EdgeLmStreamingChatModel implements StreamingChatModel, AutoC
     public void doChat(ChatRequest request, StreamingChatResponseHandler handler) {
         Stream stream = new Stream(handler);
         ChatTurn turn = ChatTurn.prepare(model, request); // a request that cannot be served throws here, on the caller
-        stream.running = turn.submit(stream);
-        stream.running.response().whenComplete((response, failure) -> stream.events.add(new End(response, failure)));
+        try {
+            stream.running = turn.submit(stream);
+            stream.running.response().whenComplete((response, failure) -> stream.events.add(new End(response, failure)));
+        } catch (RuntimeException e) {
+            stream.events.add(new End(null, e)); // the model could not take it (closed): onError, as for any failure
+        }
         Thread.ofVirtual().name("edgelm-langchain4j-stream").start(stream::deliver);
     }
 

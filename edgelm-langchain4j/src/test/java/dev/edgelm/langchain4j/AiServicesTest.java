@@ -88,7 +88,9 @@ class AiServicesTest {
                             : r)
                     .build();
 
+            dev.edgelm.engine.batch.BatchStats before = TinyChat.model().scheduler().stats();
             String answer = assistant.chat("What is the weather in Paris?");
+            dev.edgelm.engine.batch.BatchStats after = TinyChat.model().scheduler().stats();
 
             assertEquals(2, recorder.requests.size(), "one request for the call, one for the answer");
             ChatRequest first = recorder.requests.getFirst();
@@ -117,6 +119,9 @@ class AiServicesTest {
             assertTrue(last.finishReason() == FinishReason.STOP || last.finishReason() == FinishReason.LENGTH, String.valueOf(last.finishReason()));
             // the second prompt renders the history through the stock template: it holds the tool response
             assertTrue(last.tokenUsage().inputTokenCount() > recorder.responses.getFirst().tokenUsage().inputTokenCount());
+            // and it started from the first one's state: the question was not prefilled again
+            assertTrue(after.cacheHits() > before.cacheHits(), before + " -> " + after);
+            assertTrue(after.tokensReused() > before.tokensReused(), before + " -> " + after);
         }
     }
 

@@ -26,6 +26,9 @@ final class TinyChat {
     static synchronized EdgeLmModel model() {
         if (shared == null) {
             shared = EdgeLmModel.open(DIR.toString(), new EdgeLmModel.Settings(1, 2048, 2, 64L << 20));
+            // one short reply first, so that the kernels' JIT compilation does not fall inside a suite's own
+            // time limit (LangChain4j's streaming test handler waits 60 s for a reply)
+            EdgeLmChatModel.builder().model(shared).maxTokens(2).build().chat("hi");
         }
         return shared;
     }
