@@ -4,8 +4,8 @@ import dev.edgelm.grammar.Grammar;
 import dev.edgelm.grammar.GrammarConstraint;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.edgelm.chat.ChatListener;
-import dev.edgelm.chat.ThinkingSplitter;
+import dev.edgelm.chat.ChatPrompt;
+import dev.edgelm.chat.ReplyParser;
 import dev.edgelm.chat.tools.QwenToolCallParser;
 import dev.edgelm.engine.GenerationListener;
 import dev.edgelm.engine.GenerationOptions;
@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
  * OpenAI message parts (reasoning, content, tool calls, log-probabilities). Streaming requests read the parts
  * as they come ({@link #next}); all requests can read the assembled message once it ended.
  *
- * <p>The text pipeline, on the generating thread: generated text, then {@link ThinkingSplitter} (reasoning
- * apart from the answer), then {@link QwenToolCallParser} when the request declares tools.
+ * <p>The text pipeline, on the generating thread: generated text, then {@link ReplyParser} (reasoning apart
+ * from the answer, then tool calls when the request declares tools).
  */
 final class Generation {
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -55,8 +55,8 @@ final class Generation {
     private final List<ToolCall> toolCalls = new ArrayList<>();
     private final ArrayNode allLogprobs = Json.array();
     private ArrayNode pendingLogprobs;
-    private final ThinkingSplitter splitter;
-    private final QwenToolCallParser parser;
+    /** The chat reply's text pipeline (null for a raw completion). */
+    private final ReplyParser reply;
     private final boolean wantLogprobs;
     private GenerationBackend.Handle handle;
     private volatile boolean ended;
@@ -64,7 +64,7 @@ final class Generation {
     private volatile long firstTokenAt;
 
     private Generation(ServedModel model, boolean chat, boolean stream, int[] prompt, GenerationOptions options,
-                       boolean thinkingOpen, Map<String, java.util.Set<String>> tools, String forcedPrefix) {
+                       ChatPrompt chatPrompt, Map<String, java.util.Set<String>> tools) {
         this.model = model;
         this.chat = chat;
         this.stream = stream;
@@ -72,89 +72,69 @@ final class Generation {
         this.options = options;
         this.wantLogprobs = options.topLogprobs() >= 0;
         this.pendingLogprobs = wantLogprobs ? Json.array() : null;
-        QwenToolCallParser p = null;
-        if (tools != null) {
-            p = new QwenToolCallParser(tools, new QwenToolCallParser.Listener() {
-                @Override
-                public void onContent(String text) {
-                    emitContent(text);
-                }
-
-                @Override
-                public void onToolCallStart(int index, String name) {
-                    ToolCall call = new ToolCall("call_" + randomId(24), name, new StringBuilder());
-                    toolCalls.add(call);
-                    ObjectNode fn = Json.object().put("name", name).put("arguments", "");
-                    ObjectNode tc = Json.object().put("index", index).put("id", call.id()).put("type", "function");
-                    tc.set("function", fn);
-                    ObjectNode delta = Json.object();
-                    delta.putArray("tool_calls").add(tc);
-                    emit(delta, null);
-                }
-
-                @Override
-                public void onToolCallArguments(int index, String fragment) {
-                    toolCalls.get(index).arguments().append(fragment);
-                    ObjectNode tc = Json.object().put("index", index);
-                    tc.putObject("function").put("arguments", fragment);
-                    ObjectNode delta = Json.object();
-                    delta.putArray("tool_calls").add(tc);
-                    emit(delta, null);
-                }
-            });
-        }
-        this.parser = p;
-        this.splitter = chat ? new ThinkingSplitter(thinkingOpen, new ChatListener() {
+        this.reply = chat ? new ReplyParser(chatPrompt, tools, new ReplyParser.Listener() {
             @Override
-            public void onThinking(String text) {
+            public void onReasoning(String text) {
                 reasoning.append(text);
                 emit(Json.object().put("reasoning_content", text), null);
             }
 
             @Override
-            public void onAnswer(String text) {
-                if (parser != null) {
-                    parser.push(text);
-                } else {
-                    emitContent(text);
-                }
+            public void onContent(String text) {
+                emitContent(text);
+            }
+
+            @Override
+            public void onToolCallStart(int index, String name) {
+                ToolCall call = new ToolCall("call_" + randomId(24), name, new StringBuilder());
+                toolCalls.add(call);
+                ObjectNode fn = Json.object().put("name", name).put("arguments", "");
+                ObjectNode tc = Json.object().put("index", index).put("id", call.id()).put("type", "function");
+                tc.set("function", fn);
+                ObjectNode delta = Json.object();
+                delta.putArray("tool_calls").add(tc);
+                emit(delta, null);
+            }
+
+            @Override
+            public void onToolCallArguments(int index, String fragment) {
+                toolCalls.get(index).arguments().append(fragment);
+                ObjectNode tc = Json.object().put("index", index);
+                tc.putObject("function").put("arguments", fragment);
+                ObjectNode delta = Json.object();
+                delta.putArray("tool_calls").add(tc);
+                emit(delta, null);
             }
         }) : null;
-        if (parser != null && forcedPrefix != null) {
-            parser.push(forcedPrefix); // the call the prompt already opened is part of the reply
-        }
     }
 
     /** A chat completion: the messages rendered with the model's template. */
     static Generation chat(ServedModel model, ChatRequest r) {
         List<Map<String, Object>> tools = r.parsesToolCalls() ? r.tools() : null;
-        String prompt;
+        ChatPrompt prompt;
         try {
-            prompt = model.format().template().render(r.messages(), tools, true, r.templateKwargs());
+            prompt = ChatPrompt.render(model.format().template(), r.messages(), tools, r.templateKwargs());
         } catch (ChatTemplateException e) {
             throw ApiException.invalid("messages", "the chat template cannot render these messages: " + e.getMessage());
         }
-        boolean thinkingOpen = prompt.lastIndexOf(ThinkingSplitter.OPEN) > prompt.lastIndexOf(ThinkingSplitter.CLOSE);
-        String forced = null;
-        if (tools != null && !thinkingOpen && r.responseFormat() == ChatRequest.ResponseFormat.TEXT) {
+        if (tools != null && r.responseFormat() == ChatRequest.ResponseFormat.TEXT) {
             // without a grammar, a required call is enforced by opening it in the prompt
             if (r.toolChoice() == ChatRequest.ToolChoice.NAMED) {
-                forced = "<tool_call>\n<function=" + r.forcedFunction() + ">\n";
+                prompt = prompt.forcingCall(r.forcedFunction());
             } else if (r.toolChoice() == ChatRequest.ToolChoice.REQUIRED) {
-                forced = "<tool_call>\n<function=";
+                prompt = prompt.forcingCallOf(tools);
             }
         }
-        int[] ids = model.tokenizer().encode(forced == null ? prompt : prompt + forced);
+        int[] ids = model.tokenizer().encode(prompt.text());
         GenerationOptions options = options(model, ids.length, r.sampling(), r.topLogprobs(), r.responseFormat(), r.schemaGrammar());
-        return new Generation(model, true, r.stream(), ids, options, thinkingOpen,
-                tools == null || r.responseFormat() != ChatRequest.ResponseFormat.TEXT ? null : QwenToolCallParser.stringParameters(tools),
-                forced);
+        return new Generation(model, true, r.stream(), ids, options, prompt,
+                tools == null || r.responseFormat() != ChatRequest.ResponseFormat.TEXT ? null : QwenToolCallParser.stringParameters(tools));
     }
 
     /** A raw completion of {@code ids}. */
     static Generation raw(ServedModel model, int[] ids, boolean stream, Sampling sampling, int topLogprobs) {
         GenerationOptions options = options(model, ids.length, sampling, topLogprobs, ChatRequest.ResponseFormat.TEXT, null);
-        return new Generation(model, false, stream, ids, options, false, null, null);
+        return new Generation(model, false, stream, ids, options, null, null);
     }
 
     private static GenerationOptions options(ServedModel model, int promptTokens, Sampling sampling, int topLogprobs,
@@ -208,8 +188,8 @@ final class Generation {
 
                     @Override
                     public void onText(String piece) {
-                        if (splitter != null) {
-                            splitter.push(piece);
+                        if (reply != null) {
+                            reply.push(piece);
                         } else {
                             emitContent(piece);
                         }
@@ -223,11 +203,8 @@ final class Generation {
         RuntimeException failure = null;
         try {
             result = handle.join();
-            if (splitter != null) {
-                splitter.finish();
-            }
-            if (parser != null) {
-                parser.finish();
+            if (reply != null) {
+                reply.finish();
             }
             if (wantLogprobs && !pendingLogprobs.isEmpty()) {
                 emit(null, ""); // the tokens of text held back (an unfinished stop string) still get their entries
