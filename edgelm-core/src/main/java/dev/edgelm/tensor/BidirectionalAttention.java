@@ -71,13 +71,13 @@ public final class BidirectionalAttention {
                 for (int r = 0; r < rows; r++) {
                     System.arraycopy(x, (start + first + r) * stride + qOff, queries, r * dim, dim);
                 }
-                k.matmul(pool, in.set(queries, rows, dim), scores);
+                PackedGemm.matmul(pool, k, in.set(queries, rows, dim), scores);
                 pool.forRange(rows, 1, 8L * rows * n, (r0, r1) -> {
                     for (int r = r0; r < r1; r++) {
                         sums[r] = expInPlace(scores, r * n, n, scale);
                     }
                 });
-                vt.matmul(pool, in.set(scores, rows, n), heads);
+                PackedGemm.matmul(pool, vt, in.set(scores, rows, n), heads);
                 int o = layout.outWidth();
                 int hOff = h * dim;
                 pool.forRange(rows, 1, (long) rows * dim, (r0, r1) -> {

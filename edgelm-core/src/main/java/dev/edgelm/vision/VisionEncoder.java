@@ -2,6 +2,7 @@ package dev.edgelm.vision;
 
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.BidirectionalAttention;
+import dev.edgelm.tensor.PackedGemm;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.VectorMath;
 import dev.edgelm.util.EdgeLmException;
@@ -145,7 +146,7 @@ public final class VisionEncoder {
 
     /** {@code out = in W^T + b}. */
     private void linear(VisionWeights.Linear l, Activations in, float[] out) {
-        l.weight().matmul(pool, in, out);
+        PackedGemm.matmul(pool, l.weight(), in, out);
         int rows = in.tokens();
         int width = l.out();
         float[] bias = l.bias();

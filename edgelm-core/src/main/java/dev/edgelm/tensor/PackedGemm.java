@@ -1,0 +1,131 @@
+package dev.edgelm.tensor;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The float32 GEMM of the vision tower: many tokens (a 512 x 512 image is 1024 rows of activations per matmul)
+ * against float weight rows, the loop of {@link WeightMatrix#matmul}'s panel path with a register tile that fits
+ * AVX2.
+ *
+ * <p>Why not {@link WeightMatrix#matmul} itself: its outer-product kernel ({@link FloatGemm#panelTile}) keeps
+ * 8 rows x 2 vectors = 16 accumulators, which with the two activation vectors and a broadcast needs 19 vector
+ * registers. AVX-512 has 32 and runs it at full speed; AVX2 has 16, so the kernel spills. Here a tile is 6 rows
+ * x 2 vectors (12 accumulators + 3 = 15 registers, the shape of BLIS's Haswell kernel). On one core of a 2-core
+ * AVX2 machine (Zen 3; 3072 x 768 F16 weights, 1024 tokens) the bare 6-row tile ran at 50-58 GFLOP/s against
+ * 33-41 for the 8-row one in the same processes. With 16 or more lanes it uses {@link WeightMatrix#matmul}.
+ *
+ * <p>Each output is the same chain of float FMAs over the columns in order as {@link FloatGemm#panelTile}, so the
+ * two give identical results on the rows of whole 8-row tiles (the old path's remainder rows are dot products).
+ */
+public final class PackedGemm {
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final int L = F.length();
+    static final int PANEL = FloatGemm.PANEL;
+    /** Weight rows per tile. */
+    static final int MR = 6;
+
+    private static final Scratch.Floats ROWS = new Scratch.Floats();
+    private static final Scratch.Floats RESULTS = new Scratch.Floats();
+
+    private PackedGemm() {}
+
+    /** {@code out[t * rows + r] = dot(row r of w, token t of in)}: the dense layout. */
+    public static void matmul(Parallel pool, WeightMatrix w, Activations in, float[] out) {
+        matmul(pool, w, in, out, w.rows(), 0);
+    }
+
+    /**
+     * {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}. Fewer tokens than half a panel,
+     * or vectors of 16 lanes or more, go through {@link WeightMatrix#matmul}.
+     */
+    public static void matmul(Parallel pool, WeightMatrix w, Activations in, float[] out, int outStride, int outOff) {
+        int n = in.tokens();
+        int cols = w.cols();
+        if (in.cols() != cols) {
+            throw new IllegalArgumentException(w + " multiplies rows of " + cols + " values, got " + in.cols());
+        }
+        if (L >= 16 || n < PANEL / 2 || in.isEachToken()) {
+            w.matmul(pool, in, out, outStride, outOff);
+            return;
+        }
+        float[] xt = in.panels(pool);
+        int panels = in.panelCount();
+        int rows = w.rows();
+        pool.forRange(rows, MR, (long) rows * cols * n, (start, end) -> {
+            float[] a = ROWS.get(MR * cols);
+            float[] tmp = RESULTS.get(MR * PANEL);
+            for (int r0 = start; r0 < end; r0 += MR) {
+                int valid = Math.min(MR, end - r0);
+                for (int i = 0; i < MR; i++) {
+                    if (i < valid) {
+                        w.decodeRow(r0 + i, a, i * cols);
+                    } else {
+                        java.util.Arrays.fill(a, i * cols, (i + 1) * cols, 0f);
+                    }
+                }
+                for (int p = 0; p < panels; p++) {
+                    int t0 = p * PANEL;
+                    tile(a, cols, xt, p * PANEL * cols, tmp);
+                    int tokens = Math.min(PANEL, n - t0);
+                    for (int j = 0; j < tokens; j++) {
+                        int o = (t0 + j) * outStride + outOff + r0;
+                        for (int i = 0; i < valid; i++) {
+                            out[o + i] = tmp[i * PANEL + j];
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /**
+     * {@link #MR} decoded rows ({@code w}, back to back, {@code cols} each) against one packed panel at
+     * {@code xt[xtOff..]}: {@code tmp[i * PANEL + j] = sum over k of w[i * cols + k] * xt[xtOff + k * PANEL + j]}.
+     */
+    static void tile(float[] w, int cols, float[] xt, int xtOff, float[] tmp) {
+        FloatVector a00 = FloatVector.zero(F), a01 = FloatVector.zero(F);
+        FloatVector a10 = FloatVector.zero(F), a11 = FloatVector.zero(F);
+        FloatVector a20 = FloatVector.zero(F), a21 = FloatVector.zero(F);
+        FloatVector a30 = FloatVector.zero(F), a31 = FloatVector.zero(F);
+        FloatVector a40 = FloatVector.zero(F), a41 = FloatVector.zero(F);
+        FloatVector a50 = FloatVector.zero(F), a51 = FloatVector.zero(F);
+        int c1 = cols, c2 = 2 * cols, c3 = 3 * cols, c4 = 4 * cols, c5 = 5 * cols;
+        for (int k = 0; k < cols; k++) {
+            int xo = xtOff + k * PANEL;
+            FloatVector x0 = FloatVector.fromArray(F, xt, xo);
+            FloatVector x1 = FloatVector.fromArray(F, xt, xo + L);
+            FloatVector b;
+            b = FloatVector.broadcast(F, w[k]);
+            a00 = b.fma(x0, a00);
+            a01 = b.fma(x1, a01);
+            b = FloatVector.broadcast(F, w[c1 + k]);
+            a10 = b.fma(x0, a10);
+            a11 = b.fma(x1, a11);
+            b = FloatVector.broadcast(F, w[c2 + k]);
+            a20 = b.fma(x0, a20);
+            a21 = b.fma(x1, a21);
+            b = FloatVector.broadcast(F, w[c3 + k]);
+            a30 = b.fma(x0, a30);
+            a31 = b.fma(x1, a31);
+            b = FloatVector.broadcast(F, w[c4 + k]);
+            a40 = b.fma(x0, a40);
+            a41 = b.fma(x1, a41);
+            b = FloatVector.broadcast(F, w[c5 + k]);
+            a50 = b.fma(x0, a50);
+            a51 = b.fma(x1, a51);
+        }
+        a00.intoArray(tmp, 0);
+        a01.intoArray(tmp, L);
+        a10.intoArray(tmp, PANEL);
+        a11.intoArray(tmp, PANEL + L);
+        a20.intoArray(tmp, 2 * PANEL);
+        a21.intoArray(tmp, 2 * PANEL + L);
+        a30.intoArray(tmp, 3 * PANEL);
+        a31.intoArray(tmp, 3 * PANEL + L);
+        a40.intoArray(tmp, 4 * PANEL);
+        a41.intoArray(tmp, 4 * PANEL + L);
+        a50.intoArray(tmp, 5 * PANEL);
+        a51.intoArray(tmp, 5 * PANEL + L);
+    }
+}

@@ -1,0 +1,61 @@
+package dev.edgelm.tensor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.SplittableRandom;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The vision GEMM against float64 dot products of the same (F16-rounded) weights, at sizes that leave partial row
+ * tiles (rows not a multiple of 6), partial panels and odd widths; and, bit for bit, against {@link WeightMatrix#matmul}
+ * on the rows its 8-row tiles cover (the same FMA chain per output).
+ */
+class PackedGemmTest {
+
+    @ParameterizedTest
+    @CsvSource({"13,37,70,2", "6,16,8,1", "64,100,33,2", "1,9,5,2", "23,8,16,2", "50,3,40,2"})
+    void matchesTheDefinition(int rows, int tokens, int cols, int threads) {
+        SplittableRandom rnd = new SplittableRandom(rows * 1009L + tokens * 31L + cols);
+        MemorySegment seg = MemorySegment.ofArray(new byte[2 * rows * cols]);
+        ValueLayout.OfShort le = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        for (long i = 0; i < (long) rows * cols; i++) {
+            seg.set(le, 2 * i, Float.floatToFloat16((float) rnd.nextGaussian()));
+        }
+        WeightMatrix w = new F16Matrix(seg, rows, cols);
+        float[] x = new float[tokens * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        int stride = rows + 3;
+        float[] out = new float[tokens * stride];
+        float[] plain = new float[tokens * stride];
+        try (Parallel pool = new Parallel(threads)) {
+            PackedGemm.matmul(pool, w, new Activations().set(x, tokens, cols), out, stride, 2);
+            w.matmul(pool, new Activations().set(x, tokens, cols), plain, stride, 2);
+        }
+        double worst = 0;
+        for (int t = 0; t < tokens; t++) {
+            for (int r = 0; r < rows; r++) {
+                double dot = 0;
+                for (int k = 0; k < cols; k++) {
+                    dot += (double) Float.float16ToFloat(seg.get(le, 2L * (r * cols + k))) * x[t * cols + k];
+                }
+                worst = Math.max(worst, Math.abs(dot - out[t * stride + 2 + r]) / Math.sqrt(cols));
+            }
+            // the columns outside [2, 2 + rows) of each output row stay untouched
+            assertTrue(out[t * stride] == 0f && out[t * stride + 1] == 0f && out[t * stride + 2 + rows] == 0f);
+        }
+        assertTrue(worst < 1e-5, "max scaled abs diff " + worst);
+        // rows in whole 8-row tiles of the old kernel went through the same FMA chain (its remainder rows are dot products)
+        for (int t = 0; t < tokens; t++) {
+            for (int r = 0; r < rows / 8 * 8; r++) {
+                assertEquals(plain[t * stride + 2 + r], out[t * stride + 2 + r], 0f, "token " + t + ", row " + r);
+            }
+        }
+    }
+}
