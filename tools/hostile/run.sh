@@ -106,8 +106,8 @@ hub() { # MODE: starts the stand-in Hub, exports HF_ENDPOINT
   export HF_ENDPOINT="http://127.0.0.1:$(cat "$work/port")"
 }
 unhub() { kill "$hub_pid" 2>/dev/null; wait "$hub_pid" 2>/dev/null; hub_pid=; unset HF_ENDPOINT; rm -rf "$EDGELM_CACHE"; }
-no_weights() { ! find "$EDGELM_CACHE" -name 'model.safetensors' 2>/dev/null | grep -q . && ! find "$EDGELM_CACHE" -name '*.gguf' | grep -q .; }
-converted() { find "$EDGELM_CACHE" -name '*.gguf' | grep -q .; }
+no_weights() { ! find "$EDGELM_CACHE" -name 'model.safetensors' 2>/dev/null | grep -q . && ! find "$EDGELM_CACHE" -name '*.gguf' 2>/dev/null | grep -q .; }
+converted() { find "$EDGELM_CACHE" -name '*.gguf' 2>/dev/null | grep -q .; }
 
 hub 416;          GUARD=no_weights hostile hub-416-forever error "$edgelm" pull test/hostile; unhub
 hub stall;        EDGELM_HUB_TIMEOUT=2 GUARD=no_weights hostile hub-stalled-body error "$edgelm" pull test/hostile; unhub
