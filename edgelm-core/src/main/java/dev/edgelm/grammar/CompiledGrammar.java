@@ -15,6 +15,11 @@ import java.util.Map;
  */
 final class CompiledGrammar {
     static final int END = -1;
+    /**
+     * Symbols that repetitions may unroll to, in all ({@code x{m,n}} unrolls to m + 2(n - m)): a grammar of a
+     * few bytes such as {@code "a"{0,999999} "b"{0,999999}} is refused at once instead of compiled for minutes.
+     */
+    static final long MAX_UNROLLED = 4_194_304;
 
     final int[] code;
     final Expr.CharClass[] classes;
@@ -29,9 +34,17 @@ final class CompiledGrammar {
     private final List<String> names = new ArrayList<>();
     private final List<List<int[]>> bodies = new ArrayList<>();
     private int generated;
+    private long unrolled;
     private final Map<String, String> origin = new HashMap<>();
 
     CompiledGrammar(Grammar grammar) {
+        for (Map.Entry<String, Expr> e : grammar.rules().entrySet()) { // before anything is unrolled
+            unrolled += unrolledSize(e.getValue());
+            if (unrolled > MAX_UNROLLED) {
+                throw new EdgeLmException("grammar: repetitions in rule '" + e.getKey() + "' unroll past "
+                        + MAX_UNROLLED + " symbols in all; use smaller bounds");
+            }
+        }
         for (String name : grammar.rules().keySet()) {
             ruleId(name);
         }
@@ -56,6 +69,16 @@ final class CompiledGrammar {
         code = flat.stream().mapToInt(Integer::intValue).toArray();
         root = ruleIds.get(Grammar.ROOT);
         checkLeftRecursion();
+    }
+
+    /** Symbols the repetitions of {@code e} unroll to (a repetition's body is compiled once, as a rule). */
+    private static long unrolledSize(Expr e) {
+        return switch (e) {
+            case Expr.Seq s -> s.parts().stream().mapToLong(CompiledGrammar::unrolledSize).sum();
+            case Expr.Alt a -> a.options().stream().mapToLong(CompiledGrammar::unrolledSize).sum();
+            case Expr.Repeat r -> r.min() + (r.max() < 0 ? 2L : 2L * (r.max() - r.min())) + unrolledSize(r.body());
+            default -> 0;
+        };
     }
 
     private int ruleId(String name) {
@@ -188,31 +211,55 @@ final class CompiledGrammar {
                 }
             }
         }
-        // 0 = unvisited, 1 = on the path, 2 = done
+        // Depth first over "may start with" edges, with its own stack (a chain of a hundred thousand rules must
+        // not overflow the thread's): 0 = unvisited, 1 = on the path, 2 = done.
         int[] mark = new int[n];
-        for (int r = 0; r < n; r++) {
-            leftDfs(r, nullable, mark);
-        }
-    }
-
-    private void leftDfs(int r, boolean[] nullable, int[] mark) {
-        if (mark[r] == 2) {
-            return;
-        }
-        if (mark[r] == 1) {
-            throw new EdgeLmException("grammar: rule '" + displayName(r) + "' is left-recursive");
-        }
-        mark[r] = 1;
-        for (int start : ruleAlts[r]) {
-            for (int p = start; code[p] < -1; p++) {
+        int[] pathRule = new int[n];
+        int[] pathAlt = new int[n];
+        int[] pathPos = new int[n]; // position in the current alternative, -1 before its start
+        for (int r0 = 0; r0 < n; r0++) {
+            if (mark[r0] != 0) {
+                continue;
+            }
+            int top = 0;
+            pathRule[0] = r0;
+            pathAlt[0] = 0;
+            pathPos[0] = -1;
+            mark[r0] = 1;
+            top = 1;
+            while (top > 0) {
+                int i = top - 1;
+                int r = pathRule[i];
+                if (pathAlt[i] >= ruleAlts[r].length) {
+                    mark[r] = 2;
+                    top--;
+                    continue;
+                }
+                int p = pathPos[i] < 0 ? ruleAlts[r][pathAlt[i]] : pathPos[i];
+                if (code[p] >= -1) { // a character or the end: this alternative starts no further rule
+                    pathAlt[i]++;
+                    pathPos[i] = -1;
+                    continue;
+                }
                 int q = -2 - code[p];
-                leftDfs(q, nullable, mark);
-                if (!nullable[q]) {
-                    break;
+                if (nullable[q]) {
+                    pathPos[i] = p + 1;
+                } else {
+                    pathAlt[i]++;
+                    pathPos[i] = -1;
+                }
+                if (mark[q] == 1) {
+                    throw new EdgeLmException("grammar: rule '" + displayName(q) + "' is left-recursive");
+                }
+                if (mark[q] == 0) {
+                    mark[q] = 1;
+                    pathRule[top] = q;
+                    pathAlt[top] = 0;
+                    pathPos[top] = -1;
+                    top++;
                 }
             }
         }
-        mark[r] = 2;
     }
 
     /** The rule a helper rule was made for ({@code root-3} -> {@code root}). */

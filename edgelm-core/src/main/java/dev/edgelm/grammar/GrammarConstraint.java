@@ -68,6 +68,7 @@ public final class GrammarConstraint implements TokenConstraint {
     }
 
     private long[] walk(GrammarMatcher.State start) {
+        matcher.resetWork();
         long[] bits = new long[(vocab.size() + 63) / 64];
         int top = 0;
         nodeStack[top] = 0;

@@ -26,6 +26,12 @@ public final class GrammarMatcher {
     static final int MAX_STATES = 100_000;
     /** Stacks one state may hold before the grammar is called too ambiguous. */
     static final int MAX_STACKS = 8192;
+    /**
+     * Parse steps (a stack advanced or expanded) one token's mask or one accepted text may take: with
+     * {@link #MAX_STACKS} this bounds the work of a step on a grammar that is ambiguous on purpose (alternatives
+     * that stay open side by side, nested). Ordinary JSON-schema grammars take a few thousand.
+     */
+    static final long MAX_WORK = 200_000_000;
 
     static final class Frame {
         final int pos;
@@ -85,7 +91,10 @@ public final class GrammarMatcher {
     private final List<State> masked = new ArrayList<>();
     private final Set<Long> visited = new HashSet<>();
     private final List<Frame> scratch = new ArrayList<>();
+    private final IntList workPos = new IntList();
+    private final List<Frame> workParent = new ArrayList<>();
     private int nextFrameId = 1;
+    private long work;
     private State current;
 
     public GrammarMatcher(Grammar grammar) {
@@ -104,6 +113,7 @@ public final class GrammarMatcher {
 
     /** Feeds {@code text}'s bytes; false (and the matcher unchanged) if the grammar rejects them. */
     public boolean accept(byte[] text) {
+        resetWork();
         State s = walk(current, text);
         if (s == DEAD) {
             return false;
@@ -240,7 +250,21 @@ public final class GrammarMatcher {
         return probe;
     }
 
+    /** Starts a new budget of {@link #MAX_WORK} parse steps (before each mask and each accepted text). */
+    void resetWork() {
+        work = 0;
+    }
+
+    private void charge(int steps) {
+        work += steps;
+        if (work > MAX_WORK) {
+            throw new EdgeLmException("grammar is too ambiguous to follow: one step took more than " + MAX_WORK
+                    + " parse steps (" + MAX_STACKS + " parses at most side by side)");
+        }
+    }
+
     private State advance(Frame[] stacks, int cp) {
+        charge(stacks.length);
         visited.clear();
         scratch.clear();
         for (Frame f : stacks) {
@@ -254,28 +278,45 @@ public final class GrammarMatcher {
         return intern(scratch, 0, 0, 0);
     }
 
-    /** Adds to {@link #scratch} every stack that continues at {@code pos} with {@code parent} below. */
-    private void expand(int pos, Frame parent) {
-        if (!visited.add(((long) (parent == null ? 0 : parent.id) << 32) | pos)) {
-            return;
-        }
-        int sym = g.code[pos];
-        if (sym == CompiledGrammar.END) {
-            if (parent == null) {
-                scratch.add(ACCEPT);
+    /**
+     * Adds to {@link #scratch} every stack that continues at {@code pos} with {@code parent} below. Iterative,
+     * with its own work list: a long chain of rules that match the empty string (a hundred thousand optional
+     * properties, say) costs heap, never the thread's stack.
+     */
+    private void expand(int pos0, Frame parent0) {
+        workPos.clear();
+        workParent.clear();
+        workPos.add(pos0);
+        workParent.add(parent0);
+        while (!workPos.isEmpty()) {
+            int last = workPos.size() - 1;
+            int pos = workPos.remove(last);
+            Frame parent = workParent.remove(last);
+            if (!visited.add(((long) (parent == null ? 0 : parent.id) << 32) | pos)) {
+                continue;
+            }
+            charge(1);
+            int sym = g.code[pos];
+            if (sym == CompiledGrammar.END) {
+                if (parent == null) {
+                    scratch.add(ACCEPT);
+                } else {
+                    workPos.add(parent.pos);
+                    workParent.add(parent.parent);
+                }
+            } else if (sym >= 0) {
+                scratch.add(frame(pos, parent));
+                if (scratch.size() > MAX_STACKS) {
+                    throw new EdgeLmException("grammar is too ambiguous: more than " + MAX_STACKS + " parses at once");
+                }
             } else {
-                expand(parent.pos, parent.parent);
-            }
-        } else if (sym >= 0) {
-            scratch.add(frame(pos, parent));
-            if (scratch.size() > MAX_STACKS) {
-                throw new EdgeLmException("grammar is too ambiguous: more than " + MAX_STACKS + " parses at once");
-            }
-        } else {
-            int rule = -2 - sym;
-            Frame cont = g.code[pos + 1] == CompiledGrammar.END ? parent : frame(pos + 1, parent);
-            for (int start : g.ruleAlts[rule]) {
-                expand(start, cont);
+                int rule = -2 - sym;
+                Frame cont = g.code[pos + 1] == CompiledGrammar.END ? parent : frame(pos + 1, parent);
+                int[] alts = g.ruleAlts[rule];
+                for (int i = alts.length - 1; i >= 0; i--) { // reversed: popped in the rule's order
+                    workPos.add(alts[i]);
+                    workParent.add(cont);
+                }
             }
         }
     }
@@ -311,5 +352,35 @@ public final class GrammarMatcher {
             states.put(probe, probe);
         }
         return probe;
+    }
+
+    /** A growable int stack (the expansion's work list, without boxing). */
+    private static final class IntList {
+        private int[] a = new int[64];
+        private int n;
+
+        void add(int v) {
+            if (n == a.length) {
+                a = Arrays.copyOf(a, 2 * n);
+            }
+            a[n++] = v;
+        }
+
+        int remove(int i) {
+            n = i;
+            return a[i];
+        }
+
+        int size() {
+            return n;
+        }
+
+        boolean isEmpty() {
+            return n == 0;
+        }
+
+        void clear() {
+            n = 0;
+        }
     }
 }

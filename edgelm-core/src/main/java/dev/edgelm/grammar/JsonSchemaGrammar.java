@@ -30,6 +30,22 @@ import java.util.Set;
 public final class JsonSchemaGrammar {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_DEPTH = 64;
+    /** Largest {@code minItems} / {@code maxItems} / {@code minLength} / {@code maxLength}. */
+    static final int MAX_COUNT = 100_000;
+    /**
+     * The compile budget: symbols the flattened grammar may hold (a repetition {@code x{m,n}} costs m + 2(n - m),
+     * a literal its length, each alternative, property and rule a few). A hostile schema (bounds that add up,
+     * huge enums, anyOf over anyOf) is refused while it is read, naming the keyword that went over, instead of
+     * taking minutes and gigabytes to compile. The largest single bound ({@link #MAX_COUNT}) fits.
+     */
+    static final int MAX_SYMBOLS = 262_144;
+    /** Values of one {@code enum}, branches of one {@code anyOf} / {@code oneOf}. */
+    static final int MAX_ALTERNATIVES = 4096;
+    /**
+     * Properties of one object: after a comma any later optional property may come next, each behind three forms
+     * of whitespace, so 2,048 of them keep about 6,000 parses open, under the matcher's 8,192.
+     */
+    static final int MAX_PROPERTIES = 2048;
 
     private static final Set<String> ANNOTATIONS = Set.of("$schema", "$id", "$comment", "title", "description",
             "default", "examples", "deprecated", "readOnly", "writeOnly", "$defs", "definitions");
@@ -61,6 +77,8 @@ public final class JsonSchemaGrammar {
     private final JsonNode document;
     private final Map<String, Expr> rules = new LinkedHashMap<>();
     private final Map<String, String> refRules = new HashMap<>();
+    /** Symbols charged so far against {@link #MAX_SYMBOLS}. */
+    private long symbols;
 
     private JsonSchemaGrammar(JsonNode document) {
         this.document = document;
@@ -72,7 +90,23 @@ public final class JsonSchemaGrammar {
         JsonSchemaGrammar c = new JsonSchemaGrammar(schema);
         c.rules.put(Grammar.ROOT, Expr.EMPTY);
         c.rules.put(Grammar.ROOT, c.body(schema, Grammar.ROOT, "#", 0));
-        return new Grammar(c.rules);
+        Grammar grammar;
+        try {
+            grammar = new Grammar(c.rules);
+        } catch (EdgeLmException e) {
+            if (e.getMessage().contains("left-recursive")) { // only $ref can make a schema's grammar recurse
+                throw new EdgeLmException("JSON schema: a '$ref' cycle that never produces a value ("
+                        + e.getMessage().substring("grammar: ".length()) + ")");
+            }
+            throw e;
+        }
+        try {
+            new GrammarMatcher(grammar); // the first step's parses, bounded: fails here, not at the first token
+        } catch (EdgeLmException e) {
+            throw new EdgeLmException("JSON schema: too many alternatives open at once (enum, anyOf, oneOf, type lists): "
+                    + e.getMessage());
+        }
+        return grammar;
     }
 
     /** The grammar of a schema given as JSON text. */
@@ -105,6 +139,21 @@ public final class JsonSchemaGrammar {
 
     private static EdgeLmException error(String path, String what) {
         return new EdgeLmException("JSON schema at " + path + ": " + what);
+    }
+
+    /** Charges {@code n} symbols of the grammar to {@code keyword} at {@code path}; over the budget is an error. */
+    private void charge(long n, String path, String keyword) {
+        symbols += n;
+        if (symbols > MAX_SYMBOLS) {
+            throw error(path + "/" + keyword, "the schema's grammar grows past " + MAX_SYMBOLS + " symbols here ('"
+                    + keyword + "': bounds, enums, properties and branches add up); make the schema smaller");
+        }
+    }
+
+    private static void checkAlternatives(int n, String path, String keyword, String what) {
+        if (n > MAX_ALTERNATIVES) {
+            throw error(path + "/" + keyword, n + " " + what + ", more than the " + MAX_ALTERNATIVES + " supported");
+        }
     }
 
     private Expr primitive(String name) {
@@ -185,6 +234,8 @@ public final class JsonSchemaGrammar {
             if (!list.isArray() || list.isEmpty()) {
                 throw error(path + "/" + kw, "must be a non-empty array of schemas");
             }
+            checkAlternatives(list.size(), path, kw, "branches");
+            charge(list.size(), path, kw);
             List<Expr> options = new ArrayList<>();
             for (int i = 0; i < list.size(); i++) {
                 String alt = name.equals(Grammar.ROOT) ? "alternative-" + i : prefix + i;
@@ -193,16 +244,17 @@ public final class JsonSchemaGrammar {
             return new Expr.Alt(options);
         }
         if (schema.has("const")) {
-            return literal(schema.get("const"));
+            return literal(schema.get("const"), path, "const");
         }
         if (schema.has("enum")) {
             JsonNode list = schema.get("enum");
             if (!list.isArray() || list.isEmpty()) {
                 throw error(path + "/enum", "must be a non-empty array");
             }
+            checkAlternatives(list.size(), path, "enum", "values");
             List<Expr> options = new ArrayList<>();
             for (JsonNode v : list) {
-                options.add(literal(v));
+                options.add(literal(v, path, "enum"));
             }
             return options.size() == 1 ? options.getFirst() : new Expr.Alt(options);
         }
@@ -254,12 +306,15 @@ public final class JsonSchemaGrammar {
         };
     }
 
-    private Expr literal(JsonNode value) {
+    private Expr literal(JsonNode value, String path, String keyword) {
+        String text;
         try {
-            return Expr.lit(JSON.writeValueAsString(value));
+            text = JSON.writeValueAsString(value);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
+        charge(1 + text.length(), path, keyword);
+        return Expr.lit(text);
     }
 
     private Expr ref(JsonNode refNode, String path, int depth) {
@@ -285,8 +340,17 @@ public final class JsonSchemaGrammar {
         }
         rules.put(key, Expr.EMPTY); // reserved: the target may refer to itself
         refRules.put(ref, key);
+        charge(1, path, "$ref");
         rules.put(key, body(target, key, ref, depth + 1));
         return Expr.ref(key);
+    }
+
+    private static String quoted(String key) {
+        try {
+            return JSON.writeValueAsString(key);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static int count(JsonNode schema, String keyword, String path, int otherwise) {
@@ -294,10 +358,15 @@ public final class JsonSchemaGrammar {
         if (n == null) {
             return otherwise;
         }
-        if (!n.canConvertToExactIntegral() || n.asLong() < 0 || n.asLong() > 100_000) {
-            throw error(path + "/" + keyword, "must be a non-negative integer up to 100000, got " + n);
+        if (!n.canConvertToExactIntegral() || n.asLong() < 0 || n.asLong() > MAX_COUNT) {
+            throw error(path + "/" + keyword, "must be a non-negative integer up to " + MAX_COUNT + ", got " + n);
         }
         return n.asInt();
+    }
+
+    /** What {@code x{min,max}} flattens to: min copies, then two symbols and a rule per optional one. */
+    private void chargeRepeat(int min, int max, String path, String keyword) {
+        charge(4 + (long) min + (max < 0 ? 2 : 2L * (max - min)), path, keyword);
     }
 
     private Expr string(JsonNode schema, String path) {
@@ -309,6 +378,7 @@ public final class JsonSchemaGrammar {
         if (min == 0 && max < 0) {
             return primitive("string");
         }
+        chargeRepeat(min, max, path, max >= 0 ? "maxLength" : "minLength");
         Expr ch = primitive("char");
         return Expr.seq(Expr.lit("\""), new Expr.Repeat(ch, min, max), Expr.lit("\""));
     }
@@ -327,6 +397,7 @@ public final class JsonSchemaGrammar {
         Expr item = items == null ? primitive("value") : visit(items, prefix + "item", path + "/items", depth + 1);
         Expr space = Expr.ref("space");
         List<Expr> parts = new ArrayList<>(List.of(Expr.lit("["), space));
+        chargeRepeat(min, max, path, max >= 0 ? "maxItems" : "minItems");
         if (max != 0) {
             Expr more = Expr.seq(Expr.lit(","), space, item);
             if (min == 0) {
@@ -382,12 +453,16 @@ public final class JsonSchemaGrammar {
             throw error(path + "/additionalProperties", "only 'false' is supported next to 'properties'");
         }
         String prefix = name.equals(Grammar.ROOT) ? "" : name + "-";
+        if (props.size() > MAX_PROPERTIES) {
+            throw error(path + "/properties", props.size() + " properties, more than the " + MAX_PROPERTIES + " supported");
+        }
         Map<String, Expr> kvs = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = props.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> p = it.next();
             String pn = prefix + p.getKey();
+            charge(8 + 2L * p.getKey().length(), path, "properties"); // its key-value rule, its optional-subset rule
             Expr value = visit(p.getValue(), pn, path + "/properties/" + p.getKey(), depth + 1);
-            kvs.put(p.getKey(), Expr.ref(addRule(pn + "-kv", Expr.seq(literal(JSON.getNodeFactory().textNode(p.getKey())),
+            kvs.put(p.getKey(), Expr.ref(addRule(pn + "-kv", Expr.seq(Expr.lit(quoted(p.getKey())),
                     space, Expr.lit(":"), space, value))));
         }
         List<Expr> parts = new ArrayList<>(List.of(Expr.lit("{"), space));

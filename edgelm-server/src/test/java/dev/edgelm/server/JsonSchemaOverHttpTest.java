@@ -67,4 +67,18 @@ class JsonSchemaOverHttpTest {
         assertEquals("response_format.json_schema.schema", e.get("param").asText(), r.body());
         assertTrue(e.get("message").asText().contains("pattern"), r.body());
     }
+
+    @Test
+    void aSchemaOverTheCompileBudgetIsA400NamingTheKeyword() throws Exception {
+        StringBuilder props = new StringBuilder();
+        for (int i = 0; i < 200; i++) {
+            props.append(i > 0 ? "," : "").append("\"p").append(i).append("\":{\"type\":\"string\",\"maxLength\":100000}");
+        }
+        HttpResponse<String> r = server.post("/v1/chat/completions", request("{\"type\":\"json_schema\",\"json_schema\":"
+                + "{\"schema\":{\"type\":\"object\",\"properties\":{" + props + "}}}}", 0));
+        assertEquals(400, r.statusCode(), r.body());
+        JsonNode e = JSON.readTree(r.body()).get("error");
+        assertEquals("response_format.json_schema.schema", e.get("param").asText(), r.body());
+        assertTrue(e.get("message").asText().contains("#/properties/p1/maxLength"), r.body());
+    }
 }

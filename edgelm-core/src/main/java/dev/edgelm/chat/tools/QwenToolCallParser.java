@@ -278,8 +278,11 @@ public final class QwenToolCallParser {
                     }
                     return false;
                 }
-                String name = buf.substring(0, end).strip();
-                if (name.isEmpty() || name.length() > MAX_NAME || name.indexOf('\n') >= 0) {
+                // The same tests as on a partial name above (length and newline on the text as written, before
+                // stripping), so that a reply pushed in pieces breaks where the whole reply breaks.
+                String written = buf.substring(0, end);
+                String name = written.strip();
+                if (name.isEmpty() || written.length() > MAX_NAME || written.indexOf('\n') >= 0) {
                     closeCall();
                     buf.insert(0, raw);
                     raw.setLength(0);
