@@ -89,8 +89,8 @@ public final class ServedModel implements AutoCloseable {
     }
 
     /**
-     * Where later requests usually part from this one: each {@code <|im_start|>} of the prompt, and the end of
-     * the header line after it ({@code <|im_start|>assistant\n}). A chat client re-sends the history with the
+     * Where later requests usually part from this one: each {@code <|im_start|>} of the last messages of the
+     * prompt, and the end of the header line after it ({@code <|im_start|>assistant\n}). A chat client re-sends the history with the
      * reply in it, and Qwen3.5's template renders that reply without the empty think block the generation
      * prompt had, so the next request shares this one's prompt up to the end of its last header. Since every
      * request is cut at the same kind of positions, a prompt resumed from a snapshot is prefilled in the same
@@ -122,8 +122,14 @@ public final class ServedModel implements AutoCloseable {
                 }
             }
         }
-        return java.util.Arrays.copyOf(out, n);
+        // only the last ones: a snapshot costs the whole recurrent state (18 MiB for the 0.8B) and each boundary
+        // ends a prefill chunk, so a long history sent cold is not cut at every message; a re-sent conversation
+        // parts from the previous request at its last assistant header, the fifth position from the end
+        return java.util.Arrays.copyOfRange(out, Math.max(0, n - KEPT_BOUNDARIES), n);
     }
+
+    /** Boundaries passed on per request: those of the last four messages. */
+    private static final int KEPT_BOUNDARIES = 8;
 
     /** A header ({@code <|im_start|>} role newline) is looked for in this many tokens. */
     private static final int HEADER_TOKENS = 8;
