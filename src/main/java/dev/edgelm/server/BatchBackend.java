@@ -83,6 +83,9 @@ public final class BatchBackend implements GenerationBackend {
         try {
             g = scheduler.submit(new GenerationRequest(request.prompt(), request.options(), request.decoder(),
                     request.listener(), request.boundaries().length == 0 ? null : request.boundaries()));
+        } catch (dev.edgelm.util.EdgeLmException e) {
+            ended();
+            throw ApiException.invalid(null, e.getMessage()); // what the scheduler refuses up front is the request's
         } catch (RuntimeException e) {
             ended();
             throw e;
