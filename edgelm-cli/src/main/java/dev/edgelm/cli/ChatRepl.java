@@ -139,7 +139,7 @@ final class ChatRepl {
     }
 
     /** The lines up to the closing {@code """}; null when Ctrl+C or Ctrl+D ends them first. */
-    private String multiLine(LineReader reader, String first) {
+    static String multiLine(LineReader reader, String first) {
         List<String> lines = new ArrayList<>();
         String current = first;
         while (true) {

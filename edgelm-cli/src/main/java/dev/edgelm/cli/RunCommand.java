@@ -176,14 +176,11 @@ final class RunCommand implements Callable<Integer> {
         }
         String serverUrl = server != null ? server : context.env().get("EDGELM_SERVER");
         if (serverUrl != null && !serverUrl.isBlank()) {
-            if (interactive) {
-                throw new EdgeLmException("with --server (or EDGELM_SERVER), give a prompt or pipe text in: one answer is sent");
-            }
             if (!images.isEmpty() || raw || json || allowSpecial) {
                 throw new EdgeLmException((!images.isEmpty() ? "--image" : raw ? "--raw" : json ? "--json" : "--allow-special")
                         + " is not available with --server (or EDGELM_SERVER): run the model here instead");
             }
-            return remote(serverUrl, question, context);
+            return interactive ? remoteChat(serverUrl, context) : remote(serverUrl, question, context);
         }
         PrintWriter err = spec.commandLine().getErr();
         ModelResolver.Resolved resolved = source.resolve(model, context);
@@ -358,12 +355,43 @@ final class RunCommand implements Callable<Integer> {
     /** The prompt (-p or PROMPT), with piped standard input appended (or piped input alone); null when there is neither. */
     /** One answer from a running server, streamed to standard output as on the local path. */
     private int remote(String url, String question, ProcessContext context) {
-        com.fasterxml.jackson.databind.node.ObjectNode body = dev.edgelm.server.Json.object().put("model", model);
+        com.fasterxml.jackson.databind.node.ObjectNode body = remoteSettings();
         com.fasterxml.jackson.databind.node.ArrayNode messages = body.putArray("messages");
         if (system != null) {
             messages.addObject().put("role", "system").put("content", system);
         }
         messages.addObject().put("role", "user").put("content", question);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        ReplyPrinter printer = new ReplyPrinter(out, err, context.stderrStyled() ? ReplyPrinter.ANSI_DIM : s -> s, () -> { }, true);
+        dev.edgelm.server.ChatClient.Result r = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY"))
+                .chat(body, printer::onAnswer, printer::onThinking);
+        printer.end();
+        if ("length".equals(r.finishReason())) {
+            err.println("note: the answer was cut at the token limit");
+        }
+        if (verbose) {
+            err.println(RemoteChatRepl.describe(r));
+        }
+        return 0;
+    }
+
+    /** The interactive chat with a running server: the history is kept here and sent whole each turn. */
+    private int remoteChat(String url, ProcessContext context) {
+        dev.edgelm.server.ChatClient client = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY"));
+        try (Terminal terminal = context.terminal().open()) {
+            RemoteChatRepl repl = new RemoteChatRepl(terminal, client, url, remoteSettings(), system, context.env());
+            repl.setVerbose(verbose);
+            repl.run();
+        } catch (IOException e) {
+            throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
+        }
+        return 0;
+    }
+
+    /** The request fields the options give (model, sampling, stops, thinking), without the messages. */
+    private com.fasterxml.jackson.databind.node.ObjectNode remoteSettings() {
+        com.fasterxml.jackson.databind.node.ObjectNode body = dev.edgelm.server.Json.object().put("model", model);
         if (maxTokens != null) {
             if (maxTokens < 1) {
                 throw new EdgeLmException("--max-tokens must be at least 1, got " + maxTokens);
@@ -399,16 +427,7 @@ final class RunCommand implements Callable<Integer> {
             stop.forEach(stops::add);
         }
         body.putObject("chat_template_kwargs").put("enable_thinking", think);
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        ReplyPrinter printer = new ReplyPrinter(out, err, context.stderrStyled() ? ReplyPrinter.ANSI_DIM : s -> s, () -> { }, true);
-        dev.edgelm.server.ChatClient.Result r = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY"))
-                .chat(body, printer::onAnswer, printer::onThinking);
-        printer.end();
-        if ("length".equals(r.finishReason())) {
-            err.println("note: the answer was cut at the token limit");
-        }
-        return 0;
+        return body;
     }
 
     private String question(ProcessContext context) {

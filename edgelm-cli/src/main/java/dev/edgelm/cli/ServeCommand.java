@@ -6,7 +6,7 @@ import dev.edgelm.engine.Warmup;
 import dev.edgelm.server.EdgeLmServer;
 import dev.edgelm.server.ServedModel;
 import dev.edgelm.server.ServerOptions;
-import dev.edgelm.server.SessionPool;
+import dev.edgelm.server.BatchBackend;
 import dev.edgelm.template.ChatFormat;
 import dev.edgelm.util.EdgeLmException;
 import java.io.PrintWriter;
@@ -54,7 +54,8 @@ final class ServeCommand implements Callable<Integer> {
     String apiKey;
 
     @Option(names = "--parallel", paramLabel = "N", defaultValue = "2",
-            description = "Generations running at once. Default: ${DEFAULT-VALUE}.")
+            description = "Generations running at once (1-" + MAX_PARALLEL + "); they decode together, one batched "
+                    + "forward pass per token. Default: ${DEFAULT-VALUE}.")
     int parallel;
 
     @Option(names = "--queue", paramLabel = "N", defaultValue = "64",
@@ -77,12 +78,15 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "N", description = "Worker threads of the kernels. Default: the physical cores.")
     Integer threads;
 
+    /** Each slot holds a logits row (the vocabulary's floats) and a sequence state; beyond this, memory goes first. */
+    static final int MAX_PARALLEL = 64;
+
     private volatile boolean ready;
 
     @Override
     public Integer call() {
-        if (parallel < 1) {
-            throw new EdgeLmException("--parallel must be at least 1, got " + parallel);
+        if (parallel < 1 || parallel > MAX_PARALLEL) {
+            throw new EdgeLmException("--parallel must be between 1 and " + MAX_PARALLEL + ", got " + parallel);
         }
         if (queue < 0) {
             throw new EdgeLmException("--queue must be at least 0, got " + queue);
@@ -125,8 +129,9 @@ final class ServeCommand implements Callable<Integer> {
             }
             Engine engine = Engine.load(path, eo);
             Warmup.runToCompletion(engine); // compile the kernels before the first request (health says 503 meanwhile)
-            SessionPool pool = new SessionPool(engine, parallel, queue, cacheRamMb << 20);
-            server.serve(new ServedModel(alias != null ? alias : model, engine, format, pool));
+            BatchBackend.warmUp(engine, parallel); // and the batched decode kernels
+            BatchBackend backend = new BatchBackend(engine, parallel, queue, cacheRamMb << 20);
+            server.serve(new ServedModel(alias != null ? alias : model, engine, format, backend));
         } catch (RuntimeException e) {
             server.stop();
             throw e;

@@ -25,6 +25,8 @@ public final class ChatClient {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private final URI endpoint;
     private final String apiKey;
+    private volatile java.io.InputStream current;
+    private volatile boolean cancelled;
 
     /** What one request gave. Times are in seconds from sending the request. */
     public record Result(String content, String reasoning, String finishReason, int promptTokens, int cachedTokens,
@@ -48,6 +50,23 @@ public final class ChatClient {
     }
 
     /**
+     * Stops the chat under way (any thread, e.g. a Ctrl+C handler): the stream is closed, so the server stops
+     * generating within a token, and {@link #chat} returns what came so far with the finish reason
+     * {@code "cancelled"}.
+     */
+    public void cancel() {
+        cancelled = true;
+        java.io.InputStream in = current;
+        if (in != null) {
+            try {
+                in.close();
+            } catch (IOException e) {
+                // closing is all we wanted
+            }
+        }
+    }
+
+    /**
      * Streams one chat completion. {@code request} is the body without {@code stream}; usage is asked for.
      * Fails with an {@link EdgeLmException} carrying the server's error message.
      */
@@ -62,6 +81,7 @@ public final class ChatClient {
             rb.header("Authorization", "Bearer " + apiKey);
         }
         long start = System.nanoTime();
+        cancelled = false;
         HttpResponse<java.io.InputStream> response;
         try {
             response = http.send(rb.build(), HttpResponse.BodyHandlers.ofInputStream());
@@ -80,13 +100,17 @@ public final class ChatClient {
         int cached = 0;
         int completion = 0;
         long first = 0;
+        current = response.body();
+        if (cancelled) {
+            cancel();
+        }
         try (BufferedReader in = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
             if (response.statusCode() != 200) {
                 String text = in.lines().reduce("", (a, b) -> a + b);
                 throw new EdgeLmException("the server answered " + response.statusCode() + ": " + errorMessage(text));
             }
             String line;
-            while ((line = in.readLine()) != null) {
+            while (!cancelled && (line = in.readLine()) != null) {
                 if (!line.startsWith("data: ")) {
                     continue;
                 }
@@ -129,7 +153,15 @@ public final class ChatClient {
                 }
             }
         } catch (IOException e) {
-            throw new EdgeLmException(endpoint + ": the stream broke: " + e.getMessage());
+            if (!cancelled) {
+                throw new EdgeLmException(endpoint + ": the stream broke: " + e.getMessage());
+            }
+            finish = "cancelled";
+        } finally {
+            current = null;
+        }
+        if (cancelled) {
+            finish = "cancelled";
         }
         long end = System.nanoTime();
         return new Result(content.toString(), reasoning.toString(), finish, prompt, cached, completion,

@@ -172,7 +172,7 @@ final class Generation {
 
     /** Submits to the backend; {@link GenerationBackend.QueueFullException} when it is full. */
     void start() {
-        handle = model.backend().submit(new GenerationBackend.Request(prompt, model.messageStarts(prompt), options,
+        handle = model.backend().submit(new GenerationBackend.Request(prompt, model.boundaries(prompt), options,
                 model.decoder(), new GenerationListener() {
                     @Override
                     public void onLogprobs(TokenLogprobs lp) {

@@ -6,8 +6,9 @@ import dev.edgelm.engine.GenerationResult;
 import dev.edgelm.engine.TokenDecoder;
 
 /**
- * Runs generations for the server: a prompt in, tokens out through a listener. The shape follows the batched
- * scheduler's (submit a request, get a handle to cancel or join), so either implementation can serve.
+ * Runs generations for the server: a prompt in, tokens out through a listener; submit a request, get a handle
+ * to cancel or join. {@link BatchBackend} implements it on the continuous-batching engine; the interface keeps
+ * HTTP code apart from the engine (and lets tests stand in a backend of their own).
  */
 public interface GenerationBackend extends AutoCloseable {
 
@@ -16,7 +17,8 @@ public interface GenerationBackend extends AutoCloseable {
      *
      * @param prompt     the prompt's token ids (not empty)
      * @param boundaries positions inside the prompt where a later request is likely to part from this one
-     *                   (message starts): a backend that reuses state across requests may snapshot there
+     *                   (message starts, ends of message headers): a backend that reuses state across
+     *                   requests may snapshot there
      */
     record Request(int[] prompt, int[] boundaries, GenerationOptions options, TokenDecoder decoder, GenerationListener listener) {}
 
@@ -43,13 +45,13 @@ public interface GenerationBackend extends AutoCloseable {
 
     /** Counters for /metrics. */
     record Stats(int active, int queued, long promptTokens, long cachedTokens, long prefilledTokens,
-                 double prefillSeconds, long decodedTokens, double decodeSeconds, long snapshotBytes) {}
+                 double prefillSeconds, long decodedTokens, double decodeSeconds, long snapshotBytes, long decodeSteps) {}
 
     Handle submit(Request request);
 
     Stats stats();
 
-    /** Refuses new requests, waits for running and queued ones, and frees the sessions. */
+    /** Refuses new requests, waits for running and queued ones, and frees their states. */
     @Override
     void close();
 }

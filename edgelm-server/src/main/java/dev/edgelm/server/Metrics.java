@@ -44,9 +44,10 @@ final class Metrics {
             counter(sb, "edgelm_tokens_predicted_total", "Tokens generated.", s.decodedTokens());
             counter(sb, "edgelm_tokens_predicted_seconds_total", "Time spent generating.", s.decodeSeconds());
             counter(sb, "edgelm_cache_hits_total", "Requests that reused state of an earlier one.", cacheHits.get());
+            counter(sb, "edgelm_decode_steps_total", "Batched decode forward passes (tokens predicted / steps = mean batch).", s.decodeSteps());
             gauge(sb, "edgelm_prompt_tokens_seconds", "Average prefill throughput (tokens/s).",
                     s.prefillSeconds() > 0 ? s.prefilledTokens() / s.prefillSeconds() : 0);
-            gauge(sb, "edgelm_predicted_tokens_seconds", "Average decode throughput per generation (tokens/s).",
+            gauge(sb, "edgelm_predicted_tokens_seconds", "Average decode throughput, all sequences together (tokens/s).",
                     s.decodeSeconds() > 0 ? s.decodedTokens() / s.decodeSeconds() : 0);
             gauge(sb, "edgelm_requests_processing", "Generations running.", s.active());
             gauge(sb, "edgelm_requests_deferred", "Requests waiting for a slot (queue depth).", s.queued());

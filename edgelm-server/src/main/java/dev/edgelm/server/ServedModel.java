@@ -88,19 +88,54 @@ public final class ServedModel implements AutoCloseable {
         return created;
     }
 
-    /** Positions of the prompt's {@code <|im_start|>} tokens: where later requests usually part from this one. */
-    int[] messageStarts(int[] prompt) {
+    /**
+     * Where later requests usually part from this one: each {@code <|im_start|>} of the last messages of the
+     * prompt, and the end of the header line after it ({@code <|im_start|>assistant\n}). A chat client re-sends the history with the
+     * reply in it, and Qwen3.5's template renders that reply without the empty think block the generation
+     * prompt had, so the next request shares this one's prompt up to the end of its last header. Since every
+     * request is cut at the same kind of positions, a prompt resumed from a snapshot is prefilled in the same
+     * chunks as the same prompt from scratch.
+     */
+    int[] boundaries(int[] prompt) {
         if (imStart < 0) {
             return new int[0];
         }
+        Tokenizer tokenizer = format.tokenizer();
         int n = 0;
         int[] out = new int[prompt.length];
-        for (int i = 1; i < prompt.length; i++) {
-            if (prompt[i] == imStart) {
+        for (int i = 0; i < prompt.length; i++) {
+            if (prompt[i] != imStart) {
+                continue;
+            }
+            if (i > 0) {
                 out[n++] = i;
             }
+            for (int j = i + 1; j < Math.min(prompt.length, i + HEADER_TOKENS); j++) {
+                if (prompt[j] == imStart) {
+                    break;
+                }
+                if (tokenizer.hasToken(prompt[j]) && endsWithNewline(tokenizer.bytes(prompt[j]))) {
+                    if (j + 1 < prompt.length) {
+                        out[n++] = j + 1;
+                    }
+                    break;
+                }
+            }
         }
-        return java.util.Arrays.copyOf(out, n);
+        // only the last ones: a snapshot costs the whole recurrent state (18 MiB for the 0.8B) and each boundary
+        // ends a prefill chunk, so a long history sent cold is not cut at every message; a re-sent conversation
+        // parts from the previous request at its last assistant header, the fifth position from the end
+        return java.util.Arrays.copyOfRange(out, Math.max(0, n - KEPT_BOUNDARIES), n);
+    }
+
+    /** Boundaries passed on per request: those of the last four messages. */
+    private static final int KEPT_BOUNDARIES = 8;
+
+    /** A header ({@code <|im_start|>} role newline) is looked for in this many tokens. */
+    private static final int HEADER_TOKENS = 8;
+
+    private static boolean endsWithNewline(byte[] b) {
+        return b.length > 0 && b[b.length - 1] == '\n';
     }
 
     /** The bytes of each text token, for constrained decoding (computed on first use). */

@@ -15,15 +15,22 @@ import java.time.Duration;
 public final class TestServer implements AutoCloseable {
     public static final String MODEL_ID = "tiny-chat";
     final EdgeLmServer server;
-    final SessionPool pool;
+    final BatchBackend backend;
     public final String base;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
+    /** The prefix cache's budget of a test server. */
+    static final long CACHE_BYTES = 64L << 20;
+
     public TestServer(int parallel, int queue, int ctx, ServerOptions options) {
+        this(parallel, queue, ctx, CACHE_BYTES, options);
+    }
+
+    public TestServer(int parallel, int queue, int ctx, long cacheBytes, ServerOptions options) {
         server = EdgeLmServer.start(options);
         Engine engine = Engine.load(TinyChat.DIR, EngineOptions.defaults().withThreads(1).withMaxNumTokens(ctx));
-        pool = new SessionPool(engine, parallel, queue, 64L << 20);
-        server.serve(new ServedModel(MODEL_ID, engine, ChatFormat.load(TinyChat.DIR), pool));
+        backend = new BatchBackend(engine, parallel, queue, cacheBytes);
+        server.serve(new ServedModel(MODEL_ID, engine, ChatFormat.load(TinyChat.DIR), backend));
         base = "http://127.0.0.1:" + server.port();
     }
 

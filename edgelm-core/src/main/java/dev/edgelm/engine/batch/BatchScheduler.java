@@ -8,6 +8,7 @@ import dev.edgelm.engine.Sampler;
 import dev.edgelm.engine.StopReason;
 import dev.edgelm.engine.StopStringMatcher;
 import dev.edgelm.engine.TokenDecoder;
+import dev.edgelm.engine.TokenLogprobs;
 import dev.edgelm.model.Qwen35Model;
 import dev.edgelm.model.SequenceState;
 import dev.edgelm.util.EdgeLmException;
@@ -470,6 +471,9 @@ public final class BatchScheduler implements AutoCloseable {
             if (s.opts.isStopToken(t)) {
                 finish(s, StopReason.STOP_TOKEN, t);
                 return;
+            }
+            if (s.opts.topLogprobs() >= 0) {
+                s.listener.onLogprobs(TokenLogprobs.of(s.logits, t, s.opts.topLogprobs()));
             }
             s.sampler.accept(t);
             if (s.count == s.emitted.length) {

@@ -1,0 +1,233 @@
+package dev.edgelm.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.edgelm.server.ChatClient;
+import dev.edgelm.util.Console;
+import dev.edgelm.util.EdgeLmException;
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import org.jline.reader.EndOfFileException;
+import org.jline.reader.LineReader;
+import org.jline.reader.UserInterruptException;
+import org.jline.terminal.Terminal;
+import org.jline.utils.AttributedString;
+import org.jline.utils.AttributedStyle;
+
+/**
+ * The interactive chat of {@code edgelm run --server URL}: the same prompt, keys and commands as the local chat
+ * ({@link ChatRepl}), but the conversation lives here as OpenAI messages and each turn sends the whole history to
+ * the server (as every chat client does; the server's prefix cache reuses the state of the turns before, so only
+ * the new message is read). Ctrl+C closes the reply's stream, which stops the generation on the server.
+ */
+final class RemoteChatRepl {
+    static final String HELP = """
+            /set              show the settings
+            /set system TEXT  the system prompt (/set system alone: none)
+            /set temperature T | top_k K | top_p P | min_p P | seed N | max_tokens N
+            /set repeat_penalty R | presence_penalty Q | frequency_penalty F
+            /set think | nothink   thinking on or off (also /think, /no-think)
+            /reset            start over (the system prompt stays)
+            /help             this list
+            /bye              leave (also /exit or Ctrl+D)
+            \"\"\"               begins and ends a message of several lines
+            Ctrl+C stops a reply; at the prompt it clears the line.""";
+
+    private final Terminal terminal;
+    private final ChatClient client;
+    private final String url;
+    /** The request without its messages: model, sampling fields, chat_template_kwargs. */
+    private final ObjectNode settings;
+    private final ArrayNode history = dev.edgelm.server.Json.array();
+    private String system;
+    private final boolean color;
+    private boolean verbose;
+
+    RemoteChatRepl(Terminal terminal, ChatClient client, String url, ObjectNode settings, String system, Map<String, String> env) {
+        this.terminal = terminal;
+        this.client = client;
+        this.url = url;
+        this.settings = settings;
+        this.system = system;
+        this.color = Console.colorAllowed(env);
+    }
+
+    void setVerbose(boolean on) {
+        verbose = on;
+    }
+
+    void run() {
+        LineReader reader;
+        try {
+            reader = new ChatLineReader(terminal, "edgelm");
+        } catch (java.io.IOException e) {
+            throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
+        }
+        PrintWriter out = terminal.writer();
+        out.println("Chatting with " + settings.path("model").asText() + " on " + url + (thinking() ? ", thinking on" : "")
+                + ". /help lists the commands, /bye or Ctrl+D exits.");
+        out.flush();
+        while (true) {
+            String line;
+            try {
+                line = reader.readLine(ChatRepl.PROMPT);
+            } catch (UserInterruptException e) {
+                if (e.getPartialLine() == null || e.getPartialLine().isBlank()) {
+                    out.println(ChatRepl.LEAVE_HINT);
+                    out.flush();
+                }
+                continue;
+            } catch (EndOfFileException e) {
+                break;
+            }
+            String stripped = line.strip();
+            if (stripped.isEmpty()) {
+                continue;
+            }
+            if (stripped.startsWith("\"\"\"")) {
+                String message = ChatRepl.multiLine(reader, stripped.substring(3));
+                if (message != null && !message.isBlank()) {
+                    reply(message, out);
+                }
+                continue;
+            }
+            if (stripped.startsWith("/")) {
+                if (!command(stripped, out)) {
+                    break;
+                }
+                continue;
+            }
+            reply(stripped, out);
+        }
+        out.flush();
+    }
+
+    private boolean thinking() {
+        return settings.path("chat_template_kwargs").path("enable_thinking").asBoolean(false);
+    }
+
+    /** Runs a command; false to leave. */
+    private boolean command(String line, PrintWriter out) {
+        String[] parts = line.split("\\s+", 2);
+        String arg = parts.length > 1 ? parts[1].strip() : "";
+        try {
+            switch (parts[0]) {
+                case "/exit", "/bye", "/quit" -> {
+                    return false;
+                }
+                case "/reset", "/clear" -> {
+                    history.removeAll();
+                    out.println("(conversation cleared)");
+                }
+                case "/think" -> set("think", "", out);
+                case "/no-think", "/nothink" -> set("nothink", "", out);
+                case "/set" -> {
+                    if (arg.isEmpty()) {
+                        out.println(settings());
+                    } else {
+                        String[] kv = arg.split("\\s+", 2);
+                        set(kv[0], kv.length > 1 ? kv[1].strip() : "", out);
+                    }
+                }
+                case "/help", "/?" -> out.println(HELP);
+                case "/save", "/load", "/image", "/stats" -> out.println(parts[0]
+                        + " is not available with --server (the conversation is on the server's side): run the model here for it");
+                default -> out.println("unknown command " + parts[0] + " (/help lists them)");
+            }
+        } catch (EdgeLmException e) {
+            out.println("error: " + e.getMessage());
+        }
+        out.flush();
+        return true;
+    }
+
+    private void set(String key, String value, PrintWriter out) {
+        switch (key) {
+            case "system" -> {
+                system = value.isEmpty() ? null : value;
+                out.println(value.isEmpty() ? "(no system prompt)" : "(system prompt set)");
+                return;
+            }
+            case "think", "nothink" -> {
+                settings.putObject("chat_template_kwargs").put("enable_thinking", key.equals("think"));
+                out.println(key.equals("think") ? "(thinking on)" : "(thinking off)");
+                return;
+            }
+            case "temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty" ->
+                    settings.put(key, number(key, value));
+            case "top_k", "seed" -> settings.put(key, (long) number(key, value));
+            case "max_tokens", "num_predict" -> {
+                long n = (long) number(key, value);
+                if (n < 1) {
+                    throw new EdgeLmException("/set " + key + ": must be at least 1, got " + value);
+                }
+                settings.put("max_tokens", n);
+            }
+            default -> throw new EdgeLmException("/set " + key + ": unknown setting (/help lists them)");
+        }
+        out.println("(" + key + " = " + value + ")");
+    }
+
+    private static double number(String key, String value) {
+        try {
+            return Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            throw new EdgeLmException("/set " + key + ": '" + value + "' is not a number");
+        }
+    }
+
+    private String settings() {
+        StringBuilder sb = new StringBuilder("server: " + url + "\nsystem: " + (system == null ? "(none)" : system)
+                + "\nthinking: " + (thinking() ? "on" : "off"));
+        for (String k : new String[] {"temperature", "top_k", "top_p", "min_p", "seed", "max_tokens", "repeat_penalty",
+                "presence_penalty", "frequency_penalty"}) {
+            sb.append(k.equals("temperature") || k.equals("repeat_penalty") ? "\n" : ", ").append(k).append(' ')
+                    .append(settings.has(k) ? settings.get(k).asText() : "(the server's)");
+        }
+        return sb.toString();
+    }
+
+    private void reply(String line, PrintWriter out) {
+        Terminal.SignalHandler previous = terminal.handle(Terminal.Signal.INT, signal -> client.cancel());
+        UnaryOperator<String> dim = color
+                ? text -> new AttributedString(text, AttributedStyle.DEFAULT.faint()).toAnsi(terminal)
+                : text -> text;
+        ReplyPrinter printer = new ReplyPrinter(out, out, dim, client::cancel, true);
+        ObjectNode body = settings.deepCopy();
+        ArrayNode messages = body.putArray("messages");
+        if (system != null) {
+            messages.addObject().put("role", "system").put("content", system);
+        }
+        messages.addAll(history);
+        messages.addObject().put("role", "user").put("content", line);
+        try {
+            ChatClient.Result r = client.chat(body, printer::onAnswer, printer::onThinking);
+            printer.end();
+            if ("cancelled".equals(r.finishReason())) {
+                out.println("(stopped)");
+            } else {
+                history.addObject().put("role", "user").put("content", line);
+                history.addObject().put("role", "assistant").put("content", r.content());
+                if ("length".equals(r.finishReason())) {
+                    out.println("(reply cut at " + r.completionTokens() + " tokens, -n / --max-tokens)");
+                }
+                if (verbose) {
+                    out.println(describe(r));
+                }
+            }
+        } catch (EdgeLmException e) {
+            printer.end();
+            out.println("error: " + e.getMessage());
+        } finally {
+            terminal.handle(Terminal.Signal.INT, previous);
+        }
+        out.flush();
+    }
+
+    static String describe(ChatClient.Result r) {
+        return String.format(Locale.ROOT, "%d prompt tokens (%d cached), %d generated, first token after %.2f s",
+                r.promptTokens(), r.cachedTokens(), r.completionTokens(), r.firstTokenSeconds());
+    }
+}
