@@ -221,7 +221,7 @@ final class RunCommand implements Callable<Integer> {
                 err.printf(Locale.ROOT, " %.1f s%n", engine.loadSeconds());
                 err.flush();
             }
-            primer.close(); // before the first forward pass of the real model
+            primer.finish(); // before the first forward pass of the real model
             VisionOptions.apply(engine, mmproj, imageMinPixels, imageMaxPixels, !images.isEmpty());
             GenerationOptions options = generationOptions(engine);
             if (raw) {

@@ -125,7 +125,7 @@ final class ServeCommand implements Callable<Integer> {
                 eo = eo.withThreads(threads);
             }
             Engine engine = Engine.load(path, eo);
-            primer.close();
+            primer.finish();
             Warmup.runToCompletion(engine); // compile the kernels before the first request (health says 503 meanwhile)
             SessionPool pool = new SessionPool(engine, parallel, queue, cacheRamMb << 20);
             server.serve(new ServedModel(alias != null ? alias : model, engine, format, pool));

@@ -132,10 +132,23 @@ public final class KernelPrimer implements AutoCloseable {
         return passes;
     }
 
-    /** Waits for the passes to end (or, with {@code edgelm.primer=stop}, for the one in flight). */
+    /**
+     * Waits for the passes to end (with {@code edgelm.primer=stop}: only for the one in flight). Call it before
+     * the first forward pass of the real model.
+     */
+    public void finish() {
+        stopRequested = !waitForAll;
+        join();
+    }
+
+    /** Stops the passes and waits for the one in flight, if any (a command that fails does not wait for them). */
     @Override
     public void close() {
-        stopRequested = !waitForAll;
+        stopRequested = true;
+        join();
+    }
+
+    private void join() {
         boolean interrupted = false;
         while (thread != null && thread.isAlive()) {
             try {
