@@ -13,6 +13,7 @@ import dev.edgelm.engine.Session;
 import dev.edgelm.engine.StopReason;
 import dev.edgelm.engine.TokenDecoder;
 import dev.edgelm.engine.Warmup;
+import dev.edgelm.startup.KernelPrimer;
 import dev.edgelm.hub.HubRepoId;
 import dev.edgelm.hub.ModelResolver;
 import dev.edgelm.template.ChatFormat;
@@ -183,6 +184,12 @@ final class RunCommand implements Callable<Integer> {
             return interactive ? remoteChat(serverUrl, context) : remote(serverUrl, question, context);
         }
         PrintWriter err = spec.commandLine().getErr();
+        try (KernelPrimer primer = KernelPrimer.start()) {
+            return local(context, err, primer, question, interactive);
+        }
+    }
+
+    private int local(ProcessContext context, PrintWriter err, KernelPrimer primer, String question, boolean interactive) {
         ModelResolver.Resolved resolved = source.resolve(model, context);
         Path path = resolved.path();
         ChatFormat loaded = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
@@ -211,6 +218,7 @@ final class RunCommand implements Callable<Integer> {
                 err.printf(Locale.ROOT, " %.1f s%n", engine.loadSeconds());
                 err.flush();
             }
+            primer.finish(); // before the first forward pass of the real model
             VisionOptions.apply(engine, mmproj, imageMinPixels, imageMaxPixels, !images.isEmpty());
             GenerationOptions options = generationOptions(engine);
             if (raw) {

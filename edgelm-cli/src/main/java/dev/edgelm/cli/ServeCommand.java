@@ -3,6 +3,7 @@ package dev.edgelm.cli;
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
 import dev.edgelm.engine.Warmup;
+import dev.edgelm.startup.KernelPrimer;
 import dev.edgelm.server.EdgeLmServer;
 import dev.edgelm.server.ServedModel;
 import dev.edgelm.server.ServerOptions;
@@ -118,7 +119,7 @@ final class ServeCommand implements Callable<Integer> {
         EdgeLmServer server = EdgeLmServer.start(options);
         String url = "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + server.port();
         err.println("edgelm serve: listening on " + url + " (loading " + model + ")");
-        try {
+        try (KernelPrimer primer = KernelPrimer.start()) { // the kernels compile while the model loads
             Path path = source.resolve(model, main.context).path();
             ChatFormat format = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
                     + ": this model has no tokenizer, so it cannot take text"));
@@ -128,6 +129,7 @@ final class ServeCommand implements Callable<Integer> {
                 eo = eo.withThreads(threads);
             }
             Engine engine = Engine.load(path, eo);
+            primer.finish();
             Warmup.runToCompletion(engine); // compile the kernels before the first request (health says 503 meanwhile)
             BatchBackend.warmUp(engine, parallel); // and the batched decode kernels
             BatchBackend backend = new BatchBackend(engine, parallel, queue, cacheRamMb << 20);

@@ -99,7 +99,7 @@ public class KernelBenchmark {
             keys[i] = (float) r.nextGaussian();
             values[i] = (float) r.nextGaussian();
         }
-        scores = new float[256];
+        scores = new float[4 * 256]; // a group of four heads
     }
 
     @TearDown(Level.Trial)
@@ -118,12 +118,15 @@ public class KernelBenchmark {
     private static final float[] GATES = {0.97f, 0.96f, 0.95f, 0.94f, 0.93f, 0.92f, 0.91f, 0.9f,
             0.89f, 0.88f, 0.87f, 0.86f, 0.85f, 0.84f, 0.83f, 0.82f};
 
+    /** One token of a layer's 16 value heads: one row of everything. */
+    private static final DeltaRule.Layout DELTA = new DeltaRule.Layout(128, 128, STATE_STRIDE, 0, 0, 0);
+
     /** 16 heads x 4 x 128 x 128 = 1.05 MFLOP per call (type and threads do not apply). */
     @Benchmark
     public float[] deltaRuleToken() {
         for (int h = 0; h < 16; h++) {
-            DeltaRule.scan(state, h * 128 * STATE_STRIDE, 128, 128, STATE_STRIDE, 1, qkv, 0, h * 128, 2048 + h * 128, 4096 + h * 128,
-                    GATES, GATES, 0, h, core, 0, h * 128);
+            DeltaRule.scan(DELTA, 1, state, qkv, GATES, GATES, core,
+                    new DeltaRule.Head(h * 128 * STATE_STRIDE, h * 128, 2048 + h * 128, 4096 + h * 128, h, h * 128));
         }
         return core;
     }
@@ -133,6 +136,21 @@ public class KernelBenchmark {
     public float[] attention256() {
         for (int h = 0; h < 8; h++) {
             CausalAttention.attend(qkv, h * 256, keys, values, 512, (h / 4) * 256, 256, 256, 0.0625f, scores, core, 0);
+        }
+        return core;
+    }
+
+    /** The 0.8B's two groups of four query heads (the q projection interleaves each head with its gate). */
+    private static final CausalAttention.GroupLayout GROUPS = new CausalAttention.GroupLayout(4, 256, 512, 512, 0.0625f);
+
+    /**
+     * {@link #attention256} as the model runs it, a group of four query heads per KV head: 8 heads x 4 x 256 x
+     * 256 = 2.1 MFLOP per call (type and threads do not apply).
+     */
+    @Benchmark
+    public float[] attentionGroups256() {
+        for (int kv = 0; kv < 2; kv++) {
+            CausalAttention.attendGroup(GROUPS, qkv, kv * 4 * 512, keys, values, kv * 256, 256, scores, core, kv * 4 * 256);
         }
         return core;
     }

@@ -5,6 +5,7 @@ import dev.edgelm.tensor.CausalAttention;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
 import dev.edgelm.tensor.VectorMath;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Gated full attention over a chunk of tokens against the layer's KV cache.
@@ -21,72 +22,29 @@ final class GatedAttentionLayer {
     private final Parallel pool;
     private final RotaryEmbedding rope;
     private final Scratch.Floats scores = new Scratch.Floats();
+    /** The query heads of a KV head: interleaved with their gates in the q projection, the caches' rows kvWidth. */
+    private final CausalAttention.GroupLayout group;
 
     GatedAttentionLayer(Qwen35Config config, Parallel pool, RotaryEmbedding rope) {
         this.c = config;
         this.pool = pool;
         this.rope = rope;
+        int hd = config.headDim();
+        this.group = new CausalAttention.GroupLayout(config.numHeads() / config.numKvHeads(), hd, 2 * hd,
+                config.numKvHeads() * hd, (float) (1.0 / Math.sqrt(hd)));
     }
 
-    /** Reads {@code ws.normed} [n, hidden] and the rotary angles; writes {@code ws.mixed} [n, hidden]. */
+    /** Reads {@code ws.normed} [n, hidden] and the rotary angles; writes {@code ws.sublayerOut} [n, hidden]. */
     void forward(Qwen35Weights.GatedAttention w, SequenceState s, int layer, Workspace ws, int n) {
-        int heads = c.numHeads();
-        int kvHeads = c.numKvHeads();
-        int hd = c.headDim();
-        int qWidth = 2 * heads * hd;
-        int kvWidth = kvHeads * hd;
+        int kvWidth = c.numKvHeads() * c.headDim();
         int start = s.position();
-        float eps = c.rmsNormEps();
-
-        Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
-        w.qProj().matmul(pool, in, ws.qkv);
-        w.kProj().matmul(pool, in, ws.k);
-        w.vProj().matmul(pool, in, ws.v);
-
+        project(w, ws, n);
         float[] keys = s.keys[layer];
         float[] values = s.values[layer];
-        pool.forRange(n, 1, 8L * n * (heads + kvHeads) * hd, (t0, t1) -> {
-            for (int t = t0; t < t1; t++) {
-                for (int h = 0; h < heads; h++) {
-                    int off = t * qWidth + h * 2 * hd;
-                    RmsNorm.apply(ws.qkv, off, w.qNorm(), eps, ws.qkv, off);
-                    rope.rotate(ws.qkv, off, ws.cos, ws.sin, t);
-                }
-                for (int h = 0; h < kvHeads; h++) {
-                    int off = t * kvWidth + h * hd;
-                    RmsNorm.apply(ws.k, off, w.kNorm(), eps, ws.k, off);
-                    rope.rotate(ws.k, off, ws.cos, ws.sin, t);
-                }
-            }
-        });
         System.arraycopy(ws.k, 0, keys, start * kvWidth, n * kvWidth);
         System.arraycopy(ws.v, 0, values, start * kvWidth, n * kvWidth);
-
-        float scale = (float) (1.0 / Math.sqrt(hd));
-        int group = heads / kvHeads;
-        int oWidth = heads * hd;
         // One work item per token and KV head: the group's query heads share each key and value load.
-        pool.forRange(n * kvHeads, 1, 2L * n * heads * (start + n) * hd, (i0, i1) -> {
-            float[] p = scores.get(group * (start + n));
-            for (int i = i0; i < i1; i++) {
-                int t = i / kvHeads;
-                int kvh = i % kvHeads;
-                int h0 = kvh * group;
-                int qOff = t * qWidth + h0 * 2 * hd;
-                int visible = start + t + 1;
-                int oOff = t * oWidth + h0 * hd;
-                CausalAttention.attendGroup(ws.qkv, qOff, 2 * hd, group, keys, values, kvWidth, kvh * hd, hd,
-                        visible, scale, p, ws.core, oOff);
-                for (int h = 0; h < group; h++) {
-                    int gOff = qOff + h * 2 * hd + hd;
-                    int o = oOff + h * hd;
-                    for (int d = 0; d < hd; d++) {
-                        ws.core[o + d] *= VectorMath.sigmoid(ws.qkv[gOff + d]);
-                    }
-                }
-            }
-        });
-        w.oProj().matmul(pool, ws.input.set(ws.core, n, oWidth), ws.mixed);
+        attend(w, ws, n, start + n, t -> keys, t -> values, t -> start + t + 1);
     }
 
     /**
@@ -97,22 +55,32 @@ final class GatedAttentionLayer {
      */
     void forwardEach(Qwen35Weights.GatedAttention w, SequenceState[] states, int layer, Workspace ws) {
         int n = states.length;
+        int kvWidth = c.numKvHeads() * c.headDim();
+        project(w, ws, n);
+        int maxVisible = 0;
+        for (int t = 0; t < n; t++) {
+            maxVisible = Math.max(maxVisible, states[t].position() + 1);
+            int at = states[t].position() * kvWidth;
+            System.arraycopy(ws.k, t * kvWidth, states[t].keys[layer], at, kvWidth);
+            System.arraycopy(ws.v, t * kvWidth, states[t].values[layer], at, kvWidth);
+        }
+        // One work item per sequence and KV head, as in forward (there: per token and KV head).
+        attend(w, ws, n, maxVisible, t -> states[t].keys[layer], t -> states[t].values[layer],
+                t -> states[t].position() + 1);
+    }
+
+    /** {@code [query | gate] = q_proj(x)}, {@code k = k_proj(x)}, {@code v = v_proj(x)}; q and k normed and rotated. */
+    private void project(Qwen35Weights.GatedAttention w, Workspace ws, int n) {
         int heads = c.numHeads();
         int kvHeads = c.numKvHeads();
         int hd = c.headDim();
         int qWidth = 2 * heads * hd;
         int kvWidth = kvHeads * hd;
         float eps = c.rmsNormEps();
-
         Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
         w.qProj().matmul(pool, in, ws.qkv);
         w.kProj().matmul(pool, in, ws.k);
         w.vProj().matmul(pool, in, ws.v);
-
-        int maxVisible = 0;
-        for (int t = 0; t < n; t++) {
-            maxVisible = Math.max(maxVisible, states[t].position() + 1);
-        }
         pool.forRange(n, 1, 8L * n * (heads + kvHeads) * hd, (t0, t1) -> {
             for (int t = t0; t < t1; t++) {
                 for (int h = 0; h < heads; h++) {
@@ -127,29 +95,32 @@ final class GatedAttentionLayer {
                 }
             }
         });
-        for (int t = 0; t < n; t++) {
-            int at = states[t].position() * kvWidth;
-            System.arraycopy(ws.k, t * kvWidth, states[t].keys[layer], at, kvWidth);
-            System.arraycopy(ws.v, t * kvWidth, states[t].values[layer], at, kvWidth);
-        }
+    }
 
-        float scale = (float) (1.0 / Math.sqrt(hd));
-        int group = heads / kvHeads;
+    /**
+     * {@code out = o_proj(softmax(q k^T / sqrt(head_dim)) v * sigmoid(gate))} for rows [0, n): row t reads the
+     * caches {@code keys.of(t)} and {@code values.of(t)} up to {@code visible.of(t)} positions, at most
+     * {@code maxVisible}.
+     */
+    private void attend(Qwen35Weights.GatedAttention w, Workspace ws, int n, int maxVisible, RowCache keys,
+            RowCache values, IntUnaryOperator visible) {
+        int heads = c.numHeads();
+        int kvHeads = c.numKvHeads();
+        int hd = c.headDim();
+        int qWidth = 2 * heads * hd;
         int oWidth = heads * hd;
-        int scoreRows = maxVisible;
-        // One work item per sequence and KV head, as in forward (there: per token and KV head).
+        int g = group.group();
         pool.forRange(n * kvHeads, 1, 2L * n * heads * maxVisible * hd, (i0, i1) -> {
-            float[] p = scores.get(group * scoreRows);
+            float[] p = scores.get(g * maxVisible);
             for (int i = i0; i < i1; i++) {
                 int t = i / kvHeads;
                 int kvh = i % kvHeads;
-                int h0 = kvh * group;
+                int h0 = kvh * g;
                 int qOff = t * qWidth + h0 * 2 * hd;
-                int visible = states[t].position() + 1;
                 int oOff = t * oWidth + h0 * hd;
-                CausalAttention.attendGroup(ws.qkv, qOff, 2 * hd, group, states[t].keys[layer], states[t].values[layer],
-                        kvWidth, kvh * hd, hd, visible, scale, p, ws.core, oOff);
-                for (int h = 0; h < group; h++) {
+                CausalAttention.attendGroup(group, ws.qkv, qOff, keys.of(t), values.of(t), kvh * hd,
+                        visible.applyAsInt(t), p, ws.core, oOff);
+                for (int h = 0; h < g; h++) {
                     int gOff = qOff + h * 2 * hd + hd;
                     int o = oOff + h * hd;
                     for (int d = 0; d < hd; d++) {
@@ -158,6 +129,12 @@ final class GatedAttentionLayer {
                 }
             }
         });
-        w.oProj().matmul(pool, ws.input.set(ws.core, n, oWidth), ws.mixed);
+        w.oProj().matmul(pool, ws.input.set(ws.core, n, oWidth), ws.sublayerOut);
+    }
+
+    /** The key or value cache that row t attends over. */
+    @FunctionalInterface
+    private interface RowCache {
+        float[] of(int t);
     }
 }

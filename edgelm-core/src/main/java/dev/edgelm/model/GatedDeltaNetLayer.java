@@ -25,13 +25,18 @@ final class GatedDeltaNetLayer {
 
     private final Qwen35Config c;
     private final Parallel pool;
+    /** Every value head's state [Dk, Dv] (rows padded, see SequenceState), qkv rows of convDim, gates per head. */
+    private final DeltaRule.Layout scan;
 
     GatedDeltaNetLayer(Qwen35Config config, Parallel pool) {
         this.c = config;
         this.pool = pool;
+        int hv = config.linearValueHeads();
+        this.scan = new DeltaRule.Layout(config.linearKeyDim(), config.linearValueDim(),
+                SequenceState.recurrentRowStride(config), config.convDim(), hv, hv * config.linearValueDim());
     }
 
-    /** Reads {@code ws.normed} [n, hidden], writes {@code ws.mixed} [n, hidden]. */
+    /** Reads {@code ws.normed} [n, hidden], writes {@code ws.sublayerOut} [n, hidden]. */
     void forward(Qwen35Weights.GatedDeltaNet w, SequenceState s, int layer, Workspace ws, int n) {
         int convDim = c.convDim();
         int hv = c.linearValueHeads();
@@ -52,7 +57,7 @@ final class GatedDeltaNetLayer {
         });
         int rows = n * hv;
         pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
-        w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.mixed);
+        w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.sublayerOut);
     }
 
     /**
@@ -83,7 +88,7 @@ final class GatedDeltaNetLayer {
         });
         int rows = n * hv;
         pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
-        w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.mixed);
+        w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.sublayerOut);
     }
 
     /** {@code beta = sigmoid(b)}, {@code decay = exp(-exp(A_log) * softplus(a + dt_bias))} in place, split by token. */
@@ -175,12 +180,11 @@ final class GatedDeltaNetLayer {
         int dk = c.linearKeyDim();
         int dv = c.linearValueDim();
         int kh = c.keyHeadOfValueHead(h);
-        int stride = SequenceState.recurrentRowStride(c);
-        int q = row0 * convDim;
-        DeltaRule.scan(state, h * dk * stride, dk, dv, stride, n,
-                ws.qkv, convDim, q + kh * dk, q + hk * dk + kh * dk, q + 2 * hk * dk + h * dv,
-                ws.decay, ws.beta, hv, row0 * hv + h,
-                ws.core, hv * dv, row0 * hv * dv + h * dv);
+        int q = row0 * convDim; // [q heads | k heads | v heads] per token
+        DeltaRule.Head head = new DeltaRule.Head(h * dk * scan.stateStride(),
+                q + kh * dk, q + hk * dk + kh * dk, q + 2 * hk * dk + h * dv,
+                row0 * hv + h, row0 * hv * dv + h * dv);
+        DeltaRule.scan(scan, n, state, ws.qkv, ws.decay, ws.beta, ws.core, head);
     }
 
     /** {@code core = rmsnorm(core) * w * silu(z)} per value head, for rows [r0, r1) of (token, head). */

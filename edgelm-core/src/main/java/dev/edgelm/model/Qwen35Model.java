@@ -166,15 +166,15 @@ public final class Qwen35Model implements AutoCloseable {
                 case Qwen35Weights.GatedAttention w -> attention.forward(w, state, l, ws, n);
             }
             if (trace != null) {
-                trace.mixer(l, ws.mixed, n);
+                trace.mixer(l, ws.sublayerOut, n);
             }
-            RmsNorm.addThenRows(pool, ws.mixed, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
+            RmsNorm.addThenRows(pool, ws.sublayerOut, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
             mlp(layer, ws, n);
             // The residual add, fused with the next layer's input norm.
             if (l + 1 < layers.length) {
-                RmsNorm.addThenRows(pool, ws.mixed, ws.x, n, layers[l + 1].inputNorm(), eps, ws.normed);
+                RmsNorm.addThenRows(pool, ws.sublayerOut, ws.x, n, layers[l + 1].inputNorm(), eps, ws.normed);
             } else {
-                addRows(ws.mixed, ws.x, n, hidden);
+                addRows(ws.sublayerOut, ws.x, n, hidden);
             }
             if (trace != null) {
                 trace.layer(l, ws.x, n);
@@ -236,12 +236,12 @@ public final class Qwen35Model implements AutoCloseable {
                     case Qwen35Weights.GatedDeltaNet w -> deltaNet.forwardEach(w, states, l, ws);
                     case Qwen35Weights.GatedAttention w -> attention.forwardEach(w, states, l, ws);
                 }
-                RmsNorm.addThenRows(pool, ws.mixed, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
+                RmsNorm.addThenRows(pool, ws.sublayerOut, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
                 mlp(layer, ws, n);
                 if (l + 1 < layers.length) {
-                    RmsNorm.addThenRows(pool, ws.mixed, ws.x, n, layers[l + 1].inputNorm(), eps, ws.normed);
+                    RmsNorm.addThenRows(pool, ws.sublayerOut, ws.x, n, layers[l + 1].inputNorm(), eps, ws.normed);
                 } else {
-                    addRows(ws.mixed, ws.x, n, hidden);
+                    addRows(ws.sublayerOut, ws.x, n, hidden);
                 }
             }
             for (SequenceState s : states) {
@@ -260,7 +260,7 @@ public final class Qwen35Model implements AutoCloseable {
                 (t0, t1) -> VectorMath.add(from, t0 * width, into, t0 * width, (t1 - t0) * width));
     }
 
-    /** {@code mixed = down(silu(gate(x)) * up(x))} */
+    /** {@code sublayerOut = down(silu(gate(x)) * up(x))} */
     private void mlp(Qwen35Weights.DecoderLayer layer, Workspace ws, int n) {
         Activations in = ws.input.set(ws.normed, n, config.hiddenSize());
         layer.mlpGate().matmul(pool, in, ws.gate);
@@ -268,7 +268,7 @@ public final class Qwen35Model implements AutoCloseable {
         int width = config.intermediateSize();
         pool.forRange(n, 1, 8L * n * width, (t0, t1) ->
                 VectorMath.siluInPlace(ws.gate, ws.up, t0 * width, (t1 - t0) * width));
-        layer.mlpDown().matmul(pool, ws.input.set(ws.gate, n, width), ws.mixed);
+        layer.mlpDown().matmul(pool, ws.input.set(ws.gate, n, width), ws.sublayerOut);
     }
 
     private void logits(Workspace ws, int n, Logits which, Trace trace, float[] out) {

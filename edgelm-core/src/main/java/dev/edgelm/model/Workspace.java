@@ -13,7 +13,7 @@ final class Workspace {
     private int tokens;
     float[] x;        // residual stream [n, hidden]
     float[] normed;   // [n, hidden]
-    float[] mixed;    // mixer output [n, hidden]
+    float[] sublayerOut; // [n, hidden]: what a sublayer (the mixer, then the MLP) adds to the residual stream
     float[] qkv;      // [n, convDim] (linear) / [n, 2 * heads * headDim] (full)
     float[] nextConvWindow; // [convKernel - 1, convDim]: a DeltaNet layer's next conv window
     float[] z;        // [n, Hv * Dv]
@@ -35,7 +35,7 @@ final class Workspace {
         int h = c.hiddenSize();
         x = new float[n * h];
         normed = new float[n * h];
-        mixed = new float[n * h];
+        sublayerOut = new float[n * h];
         qkv = new float[n * Math.max(c.convDim(), 2 * c.numHeads() * c.headDim())];
         nextConvWindow = new float[(c.convKernel() - 1) * c.convDim()];
         z = new float[n * c.linearValueTotal()];

@@ -32,14 +32,27 @@ public final class CausalAttention {
     public static final int GROUP = 4;
 
     /**
-     * {@link #attend} for {@code group} query heads that read the same KV head: query h at {@code q[qOff + h *
-     * qStride]}, its output at {@code out[oOff + h * dim]}; {@code scores} must hold {@code group * visible}
-     * floats. With {@link #GROUP} heads and a head width of a multiple of four vectors, every key and value
-     * vector is loaded once for the whole group (16 FMA chains: four heads by four keys, then four heads by
-     * four output vectors) instead of once per head; the arithmetic of each head is {@link #attend}'s.
+     * The shape of a group of query heads that read the same KV head, the same for every group of a layer:
+     * {@code group} query heads of {@code dim} floats, each {@code qStride} floats after the one before; cache rows
+     * {@code kvStride} floats apart; scores scaled by {@code scale}.
      */
-    public static void attendGroup(float[] q, int qOff, int qStride, int group, float[] keys, float[] values,
-            int stride, int headOff, int dim, int visible, float scale, float[] scores, float[] out, int oOff) {
+    public record GroupLayout(int group, int dim, int qStride, int kvStride, float scale) {}
+
+    /**
+     * {@link #attend} for the query heads of one group: query h at {@code q[qOff + h * qStride]}, its output at
+     * {@code out[oOff + h * dim]}, the KV head's slice at {@code headOff} of each cache row; {@code scores} must
+     * hold {@code group * visible} floats. With {@link #GROUP} heads and a head width of a multiple of four
+     * vectors, every key and value vector is loaded once for the whole group (16 FMA chains: four heads by four
+     * keys, then four heads by four output vectors) instead of once per head; the arithmetic of each head is
+     * {@link #attend}'s.
+     */
+    public static void attendGroup(GroupLayout layout, float[] q, int qOff, float[] keys, float[] values, int headOff,
+            int visible, float[] scores, float[] out, int oOff) {
+        int group = layout.group();
+        int dim = layout.dim();
+        int qStride = layout.qStride();
+        int stride = layout.kvStride();
+        float scale = layout.scale();
         if (group != GROUP || dim % (4 * L) != 0) {
             for (int h = 0; h < group; h++) {
                 attend(q, qOff + h * qStride, keys, values, stride, headOff, dim, visible, scale, scores,

@@ -30,35 +30,51 @@ public final class DeltaRule {
     private DeltaRule() {}
 
     /**
-     * Runs tokens {@code [0, n)} on the state at {@code state[sBase..]}, row i (of dk) starting
-     * {@code i * stateStride} floats in (at least dv; a padded stride keeps a column strip in L1, see the class
-     * comment). Token t's q, k and v start at {@code qkv[t * rowStride + qOff | kOff |
-     * vOff]}, its decay and beta are {@code decay[t * gateStride + gateOff]} and {@code beta[...]} likewise, and
-     * its output (dv values) goes to {@code out[t * outStride + oOff]}.
+     * The shape of a scan and the strides of its operands, the same for every head of a layer: the state is
+     * {@code keyDim} rows of {@code valueDim} columns, row i starting {@code i * stateStride} floats in (at least
+     * valueDim; a padded stride keeps a column strip in L1, see the class comment); token t's q, k and v start
+     * {@code t * qkvStride} floats further than token 0's, its decay and beta {@code t * gateStride}, its output
+     * {@code t * outStride}.
      */
-    public static void scan(float[] state, int sBase, int dk, int dv, int stateStride, int n,
-            float[] qkv, int rowStride, int qOff, int kOff, int vOff,
-            float[] decay, float[] beta, int gateStride, int gateOff,
-            float[] out, int outStride, int oOff) {
+    public record Layout(int keyDim, int valueDim, int stateStride, int qkvStride, int gateStride, int outStride) {}
+
+    /**
+     * Where one head's operands start (token 0): its state in the state array, its q, k and v in the qkv
+     * array, its decay and beta in theirs, its output in the output array.
+     */
+    public record Head(int state, int q, int k, int v, int gate, int out) {}
+
+    /**
+     * Runs tokens {@code [0, n)} of head {@code at} through the delta rule, in place on its state; writes
+     * each token's {@code o = S^T q} (valueDim floats) to {@code out}.
+     */
+    public static void scan(Layout layout, int n, float[] state, float[] qkv, float[] decay, float[] beta,
+            float[] out, Head at) {
+        int dk = layout.keyDim();
+        int dv = layout.valueDim();
+        int stride = layout.stateStride();
+        int rowStride = layout.qkvStride();
+        int gateStride = layout.gateStride();
+        int outStride = layout.outStride();
         int j = 0;
         for (; j + 4 * L <= dv; j += 4 * L) {
-            strip4Run(state, sBase + j, dk, stateStride, n, qkv, rowStride, qOff, kOff, vOff + j,
-                    decay, beta, gateStride, gateOff, out, outStride, oOff + j);
+            strip4Run(state, at.state() + j, dk, stride, n, qkv, rowStride, at.q(), at.k(), at.v() + j,
+                    decay, beta, gateStride, at.gate(), out, outStride, at.out() + j);
         }
         for (; j + L <= dv; j += L) {
             for (int t = 0; t < n; t++) {
                 int row = t * rowStride;
-                int g = t * gateStride + gateOff;
-                strip1(state, sBase + j, dk, stateStride, qkv, row + qOff, row + kOff, row + vOff + j,
-                        decay[g], beta[g], out, t * outStride + oOff + j);
+                int g = t * gateStride + at.gate();
+                strip1(state, at.state() + j, dk, stride, qkv, row + at.q(), row + at.k(), row + at.v() + j,
+                        decay[g], beta[g], out, t * outStride + at.out() + j);
             }
         }
         for (; j < dv; j++) {
             for (int t = 0; t < n; t++) {
                 int row = t * rowStride;
-                int g = t * gateStride + gateOff;
-                column(state, sBase + j, dk, stateStride, qkv, row + qOff, row + kOff, row + vOff + j,
-                        decay[g], beta[g], out, t * outStride + oOff + j);
+                int g = t * gateStride + at.gate();
+                column(state, at.state() + j, dk, stride, qkv, row + at.q(), row + at.k(), row + at.v() + j,
+                        decay[g], beta[g], out, t * outStride + at.out() + j);
             }
         }
     }

@@ -32,8 +32,8 @@ class DeltaRuleAndAttentionTest {
         float scale = (float) (1.5 / Math.sqrt(dim));
         for (int visible : new int[] {1, 3, 4, 9, positions}) {
             float[] out = new float[2 + group * dim];
-            CausalAttention.attendGroup(q, 1, qStride, group, keys, values, stride, dim, dim, visible, scale,
-                    new float[group * positions], out, 2);
+            CausalAttention.attendGroup(new CausalAttention.GroupLayout(group, dim, qStride, stride, scale), q, 1, keys, values, dim, visible,
+                new float[group * positions], out, 2);
             for (int h = 0; h < group; h++) {
                 double[] expected = softmaxWeightedSum(q, 1 + h * qStride, keys, values, stride, dim, dim, visible, scale);
                 for (int d = 0; d < dim; d++) {
@@ -107,15 +107,15 @@ class DeltaRuleAndAttentionTest {
             int outStride = dv + 1;
             float[] whole = new float[3 + dk * dv];
             float[] wholeOut = new float[steps * outStride];
-            DeltaRule.scan(whole, 3, dk, dv, dv, steps, qkv, rowStride, 2, 2 + dk, 2 + 2 * dk,
-                    decay, beta, 2, 1, wholeOut, outStride, 1);
+            DeltaRule.scan(new DeltaRule.Layout(dk, dv, dv, rowStride, 2, outStride), steps, whole, qkv, decay, beta, wholeOut,
+                new DeltaRule.Head(3, 2, 2 + dk, 2 + 2 * dk, 1, 1));
             float[] stepwise = new float[3 + dk * dv];
             float[] stepOut = new float[steps * outStride];
             double[][] ref = new double[dk][dv];
             for (int step = 0; step < steps; step++) {
                 int row = step * rowStride;
-                DeltaRule.scan(stepwise, 3, dk, dv, dv, 1, qkv, 0, row + 2, row + 2 + dk, row + 2 + 2 * dk,
-                        decay, beta, 0, 2 * step + 1, stepOut, 0, step * outStride + 1);
+                DeltaRule.scan(new DeltaRule.Layout(dk, dv, dv, 0, 0, 0), 1, stepwise, qkv, decay, beta, stepOut,
+                new DeltaRule.Head(3, row + 2, row + 2 + dk, row + 2 + 2 * dk, 2 * step + 1, step * outStride + 1));
                 float d = decay[2 * step + 1];
                 float b = beta[2 * step + 1];
                 // S = decay S; kv = S^T k; S += k (beta (v - kv))^T; o = S^T q
@@ -170,7 +170,8 @@ class DeltaRuleAndAttentionTest {
         int rowStride = 2 * dk + dv;
         float[] wide = state.clone();
         float[] wideOut = new float[steps * dv];
-        DeltaRule.scan(wide, 0, dk, dv, dv, steps, qkv, rowStride, 0, dk, 2 * dk, decay, beta, 1, 0, wideOut, dv, 0);
+        DeltaRule.scan(new DeltaRule.Layout(dk, dv, dv, rowStride, 1, dv), steps, wide, qkv, decay, beta, wideOut,
+                new DeltaRule.Head(0, 0, dk, 2 * dk, 0, 0));
         for (int j : new int[] {5, 70, 81}) { // in a four-vector strip, a one-vector strip, the scalar tail
             float[] alone = new float[dk];
             float[] one = new float[steps * (2 * dk + 1)];
@@ -182,7 +183,8 @@ class DeltaRuleAndAttentionTest {
                 one[t * (2 * dk + 1) + 2 * dk] = qkv[t * rowStride + 2 * dk + j];
             }
             float[] aloneOut = new float[steps];
-            DeltaRule.scan(alone, 0, dk, 1, 1, steps, one, 2 * dk + 1, 0, dk, 2 * dk, decay, beta, 1, 0, aloneOut, 1, 0);
+            DeltaRule.scan(new DeltaRule.Layout(dk, 1, 1, 2 * dk + 1, 1, 1), steps, alone, one, decay, beta, aloneOut,
+                new DeltaRule.Head(0, 0, dk, 2 * dk, 0, 0));
             for (int t = 0; t < steps; t++) {
                 assertEquals(wideOut[t * dv + j], aloneOut[t], 0.0, "column " + j + " step " + t);
             }
@@ -216,8 +218,10 @@ class DeltaRuleAndAttentionTest {
         int rowStride = 2 * dk + dv;
         float[] packedOut = new float[steps * dv];
         float[] paddedOut = new float[steps * dv];
-        DeltaRule.scan(packed, 0, dk, dv, dv, steps, qkv, rowStride, 0, dk, 2 * dk, decay, beta, 1, 0, packedOut, dv, 0);
-        DeltaRule.scan(padded, 0, dk, dv, stride, steps, qkv, rowStride, 0, dk, 2 * dk, decay, beta, 1, 0, paddedOut, dv, 0);
+        DeltaRule.scan(new DeltaRule.Layout(dk, dv, dv, rowStride, 1, dv), steps, packed, qkv, decay, beta, packedOut,
+                new DeltaRule.Head(0, 0, dk, 2 * dk, 0, 0));
+        DeltaRule.scan(new DeltaRule.Layout(dk, dv, stride, rowStride, 1, dv), steps, padded, qkv, decay, beta, paddedOut,
+                new DeltaRule.Head(0, 0, dk, 2 * dk, 0, 0));
         assertArrayEquals(packedOut, paddedOut, 0f);
         for (int i = 0; i < dk; i++) {
             for (int j = 0; j < stride; j++) {

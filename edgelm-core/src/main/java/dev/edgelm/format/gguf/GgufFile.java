@@ -188,6 +188,8 @@ public final class GgufFile implements AutoCloseable {
         private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
+        /** The bytes of the string being read, reused (a slice and a byte buffer per string cost more than the decoding). */
+        private byte[] buffer = new byte[256];
         long pos;
 
         Reader(MemorySegment seg, String src) {
@@ -251,15 +253,33 @@ public final class GgufFile implements AutoCloseable {
             if (len > Integer.MAX_VALUE - 16) {
                 throw new EdgeLmException(src + ": " + numbered(what, index) + ": string length " + len + " is too large");
             }
-            ByteBuffer bytes = seg.asSlice(pos, len).asByteBuffer();
+            int n = (int) len;
+            if (buffer.length < n) {
+                buffer = new byte[Math.max(n, 2 * buffer.length)];
+            }
+            MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, pos, buffer, 0, n);
             String s;
-            try {
-                s = utf8.decode(bytes).toString();
-            } catch (CharacterCodingException e) {
-                throw new EdgeLmException(src + ": " + numbered(what, index) + ": string at offset " + pos + " is not valid UTF-8");
+            if (ascii(buffer, n)) {
+                // the common case (most vocabulary entries): a string straight from the bytes, no decoder
+                s = new String(buffer, 0, n, StandardCharsets.ISO_8859_1);
+            } else {
+                try {
+                    s = utf8.decode(ByteBuffer.wrap(buffer, 0, n)).toString();
+                } catch (CharacterCodingException e) {
+                    throw new EdgeLmException(src + ": " + numbered(what, index) + ": string at offset " + pos + " is not valid UTF-8");
+                }
             }
             pos += len;
             return s;
+        }
+
+        private static boolean ascii(byte[] b, int n) {
+            for (int i = 0; i < n; i++) {
+                if (b[i] < 0) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         private static String numbered(String what, long index) {
@@ -333,7 +353,17 @@ public final class GgufFile implements AutoCloseable {
             int n = (int) count;
             String elem = what + " element";
             switch (et) {
-                case UINT8, INT8, UINT16, INT16, UINT32, INT32, UINT64, INT64 -> {
+                case INT32, UINT32 -> { // token types: one read per element, not a boxed value each
+                    need(4L * n, elem + "s");
+                    long[] out = new long[n];
+                    for (int i = 0; i < n; i++) {
+                        int v = seg.get(U32, pos + 4L * i);
+                        out[i] = et == GgufValueType.INT32 ? v : Integer.toUnsignedLong(v);
+                    }
+                    pos += 4L * n;
+                    return GgufValue.arrayOf(et, out);
+                }
+                case UINT8, INT8, UINT16, INT16, UINT64, INT64 -> {
                     long[] out = new long[n];
                     for (int i = 0; i < n; i++) {
                         out[i] = value(et, elem, depth).rawLong();

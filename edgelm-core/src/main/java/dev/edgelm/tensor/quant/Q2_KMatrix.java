@@ -22,8 +22,8 @@ import jdk.incubator.vector.VectorOperators;
  * Value = d * scale * q - dmin * min.
  */
 public final class Q2_KMatrix extends QuantizedMatrix {
-    static final int BLOCK = 256;
-    static final int BLOCK_BYTES = 84;
+    static final int BLOCK = GgmlType.Q2_K.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q2_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 

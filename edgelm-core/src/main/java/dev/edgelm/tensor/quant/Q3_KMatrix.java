@@ -22,8 +22,8 @@ import jdk.incubator.vector.VectorOperators;
  * 4h + j of {@code hmask[l]} is set, and uses scale 8h + 2j + l/16. Value = d * scale * q.
  */
 public final class Q3_KMatrix extends QuantizedMatrix {
-    static final int BLOCK = 256;
-    static final int BLOCK_BYTES = 110;
+    static final int BLOCK = GgmlType.Q3_K.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q3_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 

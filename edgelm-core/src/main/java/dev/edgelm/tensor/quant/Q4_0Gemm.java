@@ -2,6 +2,7 @@ package dev.edgelm.tensor.quant;
 
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.FloatGemm;
+import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
 import java.util.Arrays;
@@ -44,7 +45,7 @@ final class Q4_0Gemm {
     static final int PANEL = 32;
     /** Weight rows per tile. */
     static final int ROWS = 8;
-    private static final int BLOCK = 32;
+    private static final int BLOCK = GgmlType.Q4_0.blockSize();
 
     static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("edgelm.q4.int8act", "true"))
             && FloatVector.SPECIES_PREFERRED.length() >= 16 && FloatGemm.PANEL == PANEL;

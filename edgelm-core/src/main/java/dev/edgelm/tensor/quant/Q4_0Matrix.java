@@ -26,8 +26,8 @@ import jdk.incubator.vector.VectorOperators;
  * quantiser ({@code quantize_row_q4_0_ref}), bit for bit.
  */
 public final class Q4_0Matrix extends QuantizedMatrix {
-    static final int BLOCK = 32;
-    static final int BLOCK_BYTES = 18;
+    static final int BLOCK = GgmlType.Q4_0.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q4_0.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 

@@ -20,8 +20,8 @@ import jdk.incubator.vector.VectorOperators;
  * Q4_0 (low nibbles values 0..15, high nibbles 16..31); value = nibble * d + m.
  */
 public final class Q4_1Matrix extends QuantizedMatrix {
-    static final int BLOCK = 32;
-    static final int BLOCK_BYTES = 20;
+    static final int BLOCK = GgmlType.Q4_1.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q4_1.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 

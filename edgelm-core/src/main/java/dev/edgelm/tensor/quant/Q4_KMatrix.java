@@ -23,8 +23,8 @@ import jdk.incubator.vector.VectorShuffle;
  * (sub-block 2g+1). Value = d * scale * q - dmin * min.
  */
 public final class Q4_KMatrix extends QuantizedMatrix {
-    static final int BLOCK = 256;
-    static final int BLOCK_BYTES = 144;
+    static final int BLOCK = GgmlType.Q4_K.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q4_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 

@@ -20,8 +20,8 @@ import jdk.incubator.vector.VectorOperators;
  * bit of value j, then 16 bytes of low nibbles laid out as in Q4_0; value = (5-bit q - 16) * d.
  */
 public final class Q5_0Matrix extends QuantizedMatrix {
-    static final int BLOCK = 32;
-    static final int BLOCK_BYTES = 22;
+    static final int BLOCK = GgmlType.Q5_0.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q5_0.typeSize();
 
     private static final int BIAS = 16;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;

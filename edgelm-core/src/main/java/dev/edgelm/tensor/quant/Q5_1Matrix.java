@@ -20,10 +20,9 @@ import jdk.incubator.vector.VectorOperators;
  * the fifth bit of value j), then 16 bytes of low nibbles laid out as in Q4_0; value = q * d + m.
  */
 public final class Q5_1Matrix extends QuantizedMatrix {
-    static final int BLOCK = 32;
-    static final int BLOCK_BYTES = 24;
+    static final int BLOCK = GgmlType.Q5_1.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q5_1.typeSize();
 
-    private static final int BIAS = 0;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     public Q5_1Matrix(MemorySegment data, int rows, int cols) {
@@ -50,10 +49,10 @@ public final class Q5_1Matrix extends QuantizedMatrix {
                             .and(1).lanewise(VectorOperators.LSHL, 4);
                     IntVector highHi = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, 16 + j))
                             .and(1).lanewise(VectorOperators.LSHL, 4);
-                    FloatVector fiveBitLo = (FloatVector) w.and(0x0F).or(highLo)
-                            .sub(BIAS).convert(VectorOperators.I2F, 0);
+                    // unsigned 0..31: Q5_1 has no bias to subtract (its offset is m)
+                    FloatVector fiveBitLo = (FloatVector) w.and(0x0F).or(highLo).convert(VectorOperators.I2F, 0);
                     FloatVector fiveBitHi = (FloatVector) w.lanewise(VectorOperators.LSHR, 4).or(highHi)
-                            .sub(BIAS).convert(VectorOperators.I2F, 0);
+                            .convert(VectorOperators.I2F, 0);
                     fiveBitLo.mul(d).add(m).intoArray(dst, e + j);
                     fiveBitHi.mul(d).add(m).intoArray(dst, e + 16 + j);
                 }
@@ -83,10 +82,10 @@ public final class Q5_1Matrix extends QuantizedMatrix {
                             .and(1).lanewise(VectorOperators.LSHL, 4);
                     IntVector highHi = IntVector.broadcast(I, qh).lanewise(VectorOperators.LSHR, IntVector.fromArray(I, Bits.IOTA, 16 + j))
                             .and(1).lanewise(VectorOperators.LSHL, 4);
-                    FloatVector fiveBitLo = (FloatVector) w.and(0x0F).or(highLo)
-                            .sub(BIAS).convert(VectorOperators.I2F, 0);
+                    // unsigned 0..31: Q5_1 has no bias to subtract (its offset is m)
+                    FloatVector fiveBitLo = (FloatVector) w.and(0x0F).or(highLo).convert(VectorOperators.I2F, 0);
                     FloatVector fiveBitHi = (FloatVector) w.lanewise(VectorOperators.LSHR, 4).or(highHi)
-                            .sub(BIAS).convert(VectorOperators.I2F, 0);
+                            .convert(VectorOperators.I2F, 0);
                     s = fiveBitLo.fma(d, m).fma(FloatVector.fromArray(F, x, xi + j), s);
                     s = fiveBitHi.fma(d, m).fma(FloatVector.fromArray(F, x, xi + 16 + j), s);
                 }

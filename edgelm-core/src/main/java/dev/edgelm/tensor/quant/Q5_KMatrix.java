@@ -23,8 +23,8 @@ import jdk.incubator.vector.VectorShuffle;
  * Value = d * scale * q - dmin * min.
  */
 public final class Q5_KMatrix extends QuantizedMatrix {
-    static final int BLOCK = 256;
-    static final int BLOCK_BYTES = 176;
+    static final int BLOCK = GgmlType.Q5_K.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q5_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 

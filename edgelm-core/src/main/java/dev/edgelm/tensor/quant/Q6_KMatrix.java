@@ -24,8 +24,8 @@ import jdk.incubator.vector.VectorShuffle;
  * ql[l], bits 4-5; 96 + l: high nibble of ql[32 + l], bits 6-7. Value = d * scale * (q - 32).
  */
 public final class Q6_KMatrix extends QuantizedMatrix {
-    static final int BLOCK = 256;
-    static final int BLOCK_BYTES = 210;
+    static final int BLOCK = GgmlType.Q6_K.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q6_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 

@@ -21,8 +21,8 @@ import jdk.incubator.vector.VectorOperators;
  * {@link #quantize} is ggml's reference quantiser ({@code quantize_row_q8_0_ref}), bit for bit.
  */
 public final class Q8_0Matrix extends QuantizedMatrix {
-    static final int BLOCK = 32;
-    static final int BLOCK_BYTES = 34;
+    static final int BLOCK = GgmlType.Q8_0.blockSize();
+    static final int BLOCK_BYTES = GgmlType.Q8_0.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 

@@ -17,10 +17,12 @@ import jdk.incubator.vector.VectorOperators;
  * A matrix stored in one of ggml's block formats: each row is {@code cols / blockSize} blocks of
  * {@code typeSize} bytes, read in place from the segment (never dequantised as a whole).
  *
- * <p>Formats whose values carry an offset per run of 16 or 32 ({@code q * d + m}, {@code d * sc * q - dmin *
- * min}) split the dot product of a run into {@code d * sum(q * x) + m * sum(x)}: the kernel
- * ({@link #dot}) then needs one multiply-add per value instead of two, and the sums of x over each run,
- * computed once per one-token {@link #matmul} and shared by every row.
+ * <p>Values that carry an offset per run ({@code q * d + m}, {@code d * sc * q - dmin * min}) can split the dot
+ * product of a run into {@code d * sum(q * x) + m * sum(x)}: the kernel ({@link #dot}) then needs one
+ * multiply-add per value instead of two, and the sums of x over each run, computed once per one-token
+ * {@link #matmul} and shared by every row. Q4_1 and Q4_K do (runs of 32: their constructors pass the run
+ * length). Q5_1, Q2_K and Q5_K do not: their kernels fold the offset into each value ({@code q.fma(d, m)},
+ * then the multiply-add with x), two multiply-adds per value, and pass a run length of 0 (no sums).
  */
 public abstract class QuantizedMatrix extends WeightMatrix {
     /** Per calling thread: the run sums of the activations of the current one-token matmul. */
