@@ -89,6 +89,20 @@ class HostileModelCliTest {
     }
 
     @Test
+    void anEosTokenOutsideTheVocabularyIsRefusedNotConverted() {
+        // tiny-chat's vocabulary has 8,320 tokens (config.json vocab_size)
+        Map<String, Consumer<ObjectNode>> cases = Map.of(
+                "eos_token_id 99999999 is not a token of the vocabulary (0 to 8319)", t -> t.put("eos_token_id", 99_999_999),
+                "eos_token_id 8320 is not a token of the vocabulary", t -> t.putArray("eos_token_id").add(8192).add(8320),
+                "eos_token_id \"x\" is not a token", t -> t.put("eos_token_id", "x"));
+        int i = 0;
+        for (Map.Entry<String, Consumer<ObjectNode>> c : cases.entrySet()) {
+            Path p = HostileModels.checkpoint(dir, TINY_CHAT, "eos-" + i++, c.getValue());
+            everyCommandRefuses(p, p.resolve("config.json").toString(), c.getKey());
+        }
+    }
+
+    @Test
     void ggufHyperParametersAreCheckedToo() {
         Map<String, GgufValue> cases = Map.of(
                 Qwen35GgufLayout.RMS_EPS + " = NaN", GgufValue.f32(Float.NaN),

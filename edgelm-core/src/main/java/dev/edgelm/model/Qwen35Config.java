@@ -179,10 +179,29 @@ public record Qwen35Config(
                 : text.path("tie_word_embeddings").asBoolean(false);
         double eps = text.has("rms_norm_eps") ? f.positive("rms_norm_eps") : 1e-6;
         checkRmsEps(eps, f.source + ": rms_norm_eps");
+        int vocab = f.integer("vocab_size");
         return new Qwen35Config(hidden, layers, full, heads, kvHeads, headDim, rotaryDim, theta, section,
                 kHeads, vHeads, kDim, vDim,
-                f.integer("linear_conv_kernel_dim"), f.dimension("intermediate_size"), f.integer("vocab_size"),
-                (float) eps, tied, false, text.path("eos_token_id").asInt(-1));
+                f.integer("linear_conv_kernel_dim"), f.dimension("intermediate_size"), vocab,
+                (float) eps, tied, false, eosTokenId(text.path("eos_token_id"), vocab, f.source));
+    }
+
+    /**
+     * {@code eos_token_id}: absent (-1), one id or a list of ids (-1: the generation config names the stop tokens),
+     * each a token of the vocabulary; anything else is an error naming the field, so that neither a run nor a
+     * converted file stops on a token the model cannot produce.
+     */
+    private static int eosTokenId(JsonNode node, int vocab, String source) {
+        if (node.isMissingNode() || node.isNull()) {
+            return -1;
+        }
+        for (JsonNode id : node.isArray() ? node : java.util.List.of(node)) {
+            if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= vocab) {
+                throw new EdgeLmException(source + ": eos_token_id " + id + " is not a token of the vocabulary (0 to "
+                        + (vocab - 1) + ")");
+            }
+        }
+        return node.isArray() ? -1 : node.asInt();
     }
 
     /** An RMS epsilon: finite, above 0 and below 1 (released models use 1e-6); {@code what} names the field. */
