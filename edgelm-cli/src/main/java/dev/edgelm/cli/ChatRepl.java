@@ -21,9 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
-import org.jline.reader.EndOfFileException;
-import org.jline.reader.LineReader;
-import org.jline.reader.UserInterruptException;
 import org.jline.terminal.Terminal;
 import org.jline.utils.AttributedString;
 import org.jline.utils.AttributedStyle;
@@ -35,9 +32,6 @@ import org.jline.utils.AttributedStyle;
  * {@link Conversation}.
  */
 final class ChatRepl {
-    static final String PROMPT = ">>> ";
-    static final String CONTINUATION = "... ";
-    static final String LEAVE_HINT = "(to leave: /bye or Ctrl+D)";
     static final String CHAT_FORMAT = "edgelm-chat";
     static final String HELP = """
             /set              show the settings
@@ -88,73 +82,24 @@ final class ChatRepl {
     }
 
     void run() {
-        LineReader reader;
-        try {
-            reader = new ChatLineReader(terminal, "edgelm");
-        } catch (java.io.IOException e) {
-            throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
-        }
-        PrintWriter out = terminal.writer();
-        out.println("Chatting with " + model.name() + " (" + model.quant() + ")" + (conversation.thinking() ? ", thinking on" : "")
-                + ". /help lists the commands, /bye or Ctrl+D exits.");
-        out.flush();
-        while (true) {
-            String line;
-            try {
-                line = reader.readLine(PROMPT);
-            } catch (UserInterruptException e) {
-                if (e.getPartialLine() == null || e.getPartialLine().isBlank()) {
-                    out.println(LEAVE_HINT);
-                    out.flush();
-                }
-                continue; // Ctrl+C at the prompt: the line is dropped
-            } catch (EndOfFileException e) {
-                break;
-            }
-            String stripped = line.strip();
-            if (stripped.isEmpty()) {
-                continue;
-            }
-            if (stripped.startsWith("\"\"\"")) {
-                String message = multiLine(reader, stripped.substring(3));
-                if (message == null) {
-                    continue;
-                }
-                warmup.close();
-                if (!message.isBlank()) {
-                    reply(message, out);
-                }
-                continue;
-            }
-            warmup.close();
-            if (stripped.startsWith("/")) {
-                if (!command(stripped, out)) {
-                    break;
-                }
-                continue;
-            }
-            reply(stripped, out);
-        }
-        out.flush();
-    }
+        ReplLoop.run(terminal, "Chatting with " + model.name() + " (" + model.quant() + ")"
+                + (conversation.thinking() ? ", thinking on" : "") + ". /help lists the commands, /bye or Ctrl+D exits.",
+                new ReplLoop.Chat() {
+                    @Override
+                    public void beforeInput() {
+                        warmup.close();
+                    }
 
-    /** The lines up to the closing {@code """}; null when Ctrl+C or Ctrl+D ends them first. */
-    static String multiLine(LineReader reader, String first) {
-        List<String> lines = new ArrayList<>();
-        String current = first;
-        while (true) {
-            int close = current.indexOf("\"\"\"");
-            if (close >= 0) {
-                lines.add(current.substring(0, close));
-                return String.join("\n", lines).strip();
-            }
-            lines.add(current);
-            try {
-                current = reader.readLine(CONTINUATION);
-            } catch (UserInterruptException | EndOfFileException e) {
-                return null;
-            }
-        }
+                    @Override
+                    public boolean command(String line, PrintWriter out) {
+                        return ChatRepl.this.command(line, out);
+                    }
+
+                    @Override
+                    public void message(String text, PrintWriter out) {
+                        reply(text, out);
+                    }
+                });
     }
 
     /** Runs a command; false to leave. */

@@ -9,9 +9,6 @@ import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.UnaryOperator;
-import org.jline.reader.EndOfFileException;
-import org.jline.reader.LineReader;
-import org.jline.reader.UserInterruptException;
 import org.jline.terminal.Terminal;
 import org.jline.utils.AttributedString;
 import org.jline.utils.AttributedStyle;
@@ -59,49 +56,19 @@ final class RemoteChatRepl {
     }
 
     void run() {
-        LineReader reader;
-        try {
-            reader = new ChatLineReader(terminal, "edgelm");
-        } catch (java.io.IOException e) {
-            throw new EdgeLmException("cannot open the terminal: " + e.getMessage());
-        }
-        PrintWriter out = terminal.writer();
-        out.println("Chatting with " + settings.path("model").asText() + " on " + url + (thinking() ? ", thinking on" : "")
-                + ". /help lists the commands, /bye or Ctrl+D exits.");
-        out.flush();
-        while (true) {
-            String line;
-            try {
-                line = reader.readLine(ChatRepl.PROMPT);
-            } catch (UserInterruptException e) {
-                if (e.getPartialLine() == null || e.getPartialLine().isBlank()) {
-                    out.println(ChatRepl.LEAVE_HINT);
-                    out.flush();
-                }
-                continue;
-            } catch (EndOfFileException e) {
-                break;
-            }
-            String stripped = line.strip();
-            if (stripped.isEmpty()) {
-                continue;
-            }
-            if (stripped.startsWith("\"\"\"")) {
-                String message = ChatRepl.multiLine(reader, stripped.substring(3));
-                if (message != null && !message.isBlank()) {
-                    reply(message, out);
-                }
-                continue;
-            }
-            if (stripped.startsWith("/")) {
-                if (!command(stripped, out)) {
-                    break;
-                }
-                continue;
-            }
-            reply(stripped, out);
-        }
-        out.flush();
+        ReplLoop.run(terminal, "Chatting with " + settings.path("model").asText() + " on " + url
+                + (thinking() ? ", thinking on" : "") + ". /help lists the commands, /bye or Ctrl+D exits.",
+                new ReplLoop.Chat() {
+                    @Override
+                    public boolean command(String line, PrintWriter out) {
+                        return RemoteChatRepl.this.command(line, out);
+                    }
+
+                    @Override
+                    public void message(String text, PrintWriter out) {
+                        reply(text, out);
+                    }
+                });
     }
 
     private boolean thinking() {

@@ -40,7 +40,7 @@ class ImageChatTest {
         StringWriter err = new StringWriter();
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> Main.execute(io, new PrintWriter(new StringWriter(), true),
                 new PrintWriter(err, true), "run", model.toString(), "--max-tokens", "4", "--threads", "1"));
-        String prompt = ChatRepl.PROMPT;
+        String prompt = ReplLoop.PROMPT;
         screen.waitFor(prompt, 1);
         type(keys, "/image " + dir.resolve("missing.png") + "\n");
         screen.waitFor("no such image file", 1);

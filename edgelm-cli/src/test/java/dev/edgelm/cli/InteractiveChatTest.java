@@ -104,7 +104,7 @@ class InteractiveChatTest {
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> Main.execute(io, new PrintWriter(out, true),
                 new PrintWriter(err, true), "run", TinyChat.DIR.toString(), "--system", TinyChat.SYSTEM, "--max-tokens", "24",
                 "--threads", "1"));
-        String prompt = ChatRepl.PROMPT;
+        String prompt = ReplLoop.PROMPT;
 
         screen.waitFor(prompt, 1);
         type(keys, "this line is dropped");
@@ -157,10 +157,10 @@ class InteractiveChatTest {
         StringWriter err = new StringWriter();
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> Main.execute(io, new PrintWriter(new StringWriter(), true),
                 new PrintWriter(err, true), "run", TinyChat.DIR.toString(), "-n", "24", "-t", "1"));
-        String prompt = ChatRepl.PROMPT;
+        String prompt = ReplLoop.PROMPT;
         screen.waitFor(prompt, 1);
         type(keys, "\u0003"); // Ctrl+C on an empty line: how to leave
-        screen.waitFor(ChatRepl.LEAVE_HINT, 1);
+        screen.waitFor(ReplLoop.LEAVE_HINT, 1);
         screen.waitFor(prompt, 2);
 
         type(keys, "/set system " + TinyChat.SYSTEM + "\n");
@@ -172,7 +172,7 @@ class InteractiveChatTest {
         // the first turn's message typed over two lines between triple quotes
         String[] words = TinyChat.TURN1.split(" ", 2);
         type(keys, "\"\"\"" + words[0] + "\n");
-        screen.waitFor(ChatRepl.CONTINUATION, 1);
+        screen.waitFor(ReplLoop.CONTINUATION, 1);
         type(keys, words[1] + "\"\"\"\n");
         screen.waitFor(prompt, 6);
         // the two lines were one message; joined by a newline it differs from TURN1, so compare with a session's reply
@@ -243,7 +243,7 @@ class InteractiveChatTest {
             Terminal terminal = new ExternalTerminal("test", "xterm-256color", stdin, screen, StandardCharsets.UTF_8);
             ChatLineReader reader = new ChatLineReader(terminal, "edgelm");
             String line = "word ".repeat(size / 5);
-            CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> reader.readLine(ChatRepl.PROMPT));
+            CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> reader.readLine(ReplLoop.PROMPT));
             type(keys, line + "\n"); // keys arrive one by one, as a terminal without bracketed paste sends a paste
             assertEquals(line, read.get(100, TimeUnit.SECONDS));
             assertTrue(reader.redraws() < size / 50, reader.redraws() + " redraws for " + size + " keys");

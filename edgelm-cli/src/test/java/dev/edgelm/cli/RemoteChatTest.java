@@ -58,7 +58,7 @@ class RemoteChatTest {
             CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> Main.execute(io, new PrintWriter(out, true),
                     new PrintWriter(err, true), "run", TestServer.MODEL_ID, "--server", s.base, "--system", TinyChat.SYSTEM,
                     "--max-tokens", "24", "--temperature", "0"));
-            String prompt = ChatRepl.PROMPT;
+            String prompt = ReplLoop.PROMPT;
 
             await(screen, prompt, 1, exit, err);
             assertTrue(screen.text().contains("on " + s.base), screen.text());

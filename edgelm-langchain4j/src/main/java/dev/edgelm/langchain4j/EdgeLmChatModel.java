@@ -1,14 +1,8 @@
 package dev.edgelm.langchain4j;
 
-import dev.langchain4j.model.ModelProvider;
-import dev.langchain4j.model.chat.Capability;
 import dev.langchain4j.model.chat.ChatModel;
-import dev.langchain4j.model.chat.listener.ChatModelListener;
 import dev.langchain4j.model.chat.request.ChatRequest;
-import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.response.ChatResponse;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
@@ -24,17 +18,10 @@ import java.util.concurrent.ExecutionException;
  *
  * Thread-safe: concurrent calls are decoded together (see {@link EdgeLmBuilder#parallel}).
  */
-public final class EdgeLmChatModel implements ChatModel, AutoCloseable {
-    private final EdgeLmModel model;
-    private final boolean ownsModel;
-    private final EdgeLmChatRequestParameters defaults;
-    private final List<ChatModelListener> listeners;
+public final class EdgeLmChatModel extends EdgeLmChatModelBase implements ChatModel {
 
     private EdgeLmChatModel(Builder b) {
-        this.defaults = b.defaults();
-        this.ownsModel = b.model == null;
-        this.model = b.openModel();
-        this.listeners = List.copyOf(b.listeners);
+        super(b);
     }
 
     public static Builder builder() {
@@ -66,39 +53,6 @@ public final class EdgeLmChatModel implements ChatModel, AutoCloseable {
             throw err;
         }
         return new dev.langchain4j.exception.LangChain4jException(String.valueOf(cause), cause);
-    }
-
-    @Override
-    public ChatRequestParameters defaultRequestParameters() {
-        return defaults;
-    }
-
-    @Override
-    public List<ChatModelListener> listeners() {
-        return listeners;
-    }
-
-    @Override
-    public ModelProvider provider() {
-        return ModelProvider.OTHER;
-    }
-
-    @Override
-    public Set<Capability> supportedCapabilities() {
-        return Set.of(Capability.RESPONSE_FORMAT_JSON_SCHEMA);
-    }
-
-    /** The model this chat model runs. */
-    public EdgeLmModel model() {
-        return model;
-    }
-
-    /** Frees the model if this chat model opened it. */
-    @Override
-    public void close() {
-        if (ownsModel) {
-            model.close();
-        }
     }
 
     public static final class Builder extends EdgeLmBuilder<Builder> {

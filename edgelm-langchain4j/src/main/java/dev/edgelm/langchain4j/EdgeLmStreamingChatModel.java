@@ -1,12 +1,8 @@
 package dev.edgelm.langchain4j;
 
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
-import dev.langchain4j.model.ModelProvider;
-import dev.langchain4j.model.chat.Capability;
 import dev.langchain4j.model.chat.StreamingChatModel;
-import dev.langchain4j.model.chat.listener.ChatModelListener;
 import dev.langchain4j.model.chat.request.ChatRequest;
-import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.chat.response.CompleteToolCall;
 import dev.langchain4j.model.chat.response.PartialResponse;
@@ -18,7 +14,6 @@ import dev.langchain4j.model.chat.response.PartialToolCallContext;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.chat.response.StreamingHandle;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 
@@ -36,19 +31,12 @@ import java.util.concurrent.LinkedBlockingQueue;
  * {@code onCompleteResponse}). An exception thrown by {@code onPartialResponse} or {@code onCompleteResponse}
  * goes to {@code onError} and the stream goes on; one thrown by {@code onError} is ignored.
  */
-public final class EdgeLmStreamingChatModel implements StreamingChatModel, AutoCloseable {
+public final class EdgeLmStreamingChatModel extends EdgeLmChatModelBase implements StreamingChatModel {
     private static final System.Logger LOG = System.getLogger(EdgeLmStreamingChatModel.class.getName());
 
-    private final EdgeLmModel model;
-    private final boolean ownsModel;
-    private final EdgeLmChatRequestParameters defaults;
-    private final List<ChatModelListener> listeners;
 
     private EdgeLmStreamingChatModel(Builder b) {
-        this.defaults = b.defaults();
-        this.ownsModel = b.model == null;
-        this.model = b.openModel();
-        this.listeners = List.copyOf(b.listeners);
+        super(b);
     }
 
     public static Builder builder() {
@@ -175,38 +163,6 @@ public final class EdgeLmStreamingChatModel implements StreamingChatModel, AutoC
             } catch (RuntimeException ignored) {
                 LOG.log(System.Logger.Level.WARNING, "StreamingChatResponseHandler.onError threw; ignored", ignored);
             }
-        }
-    }
-
-    @Override
-    public ChatRequestParameters defaultRequestParameters() {
-        return defaults;
-    }
-
-    @Override
-    public List<ChatModelListener> listeners() {
-        return listeners;
-    }
-
-    @Override
-    public ModelProvider provider() {
-        return ModelProvider.OTHER;
-    }
-
-    @Override
-    public Set<Capability> supportedCapabilities() {
-        return Set.of(Capability.RESPONSE_FORMAT_JSON_SCHEMA);
-    }
-
-    public EdgeLmModel model() {
-        return model;
-    }
-
-    /** Frees the model if this chat model opened it. */
-    @Override
-    public void close() {
-        if (ownsModel) {
-            model.close();
         }
     }
 
