@@ -113,10 +113,17 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     }
 
     /**
-     * The 8-lane (AVX2) shape written out: the 16 group scales are converted once per super-block (two
-     * vectors, times {@code d}); per half super-block and 16 columns, two 8-byte runs of {@code qh} and of
-     * both {@code ql} runs are widened once and give the four quarters' values by shifts and masks, each
-     * quarter's two products summed before its scale (broadcast by a constant shuffle) is applied.
+     * The 8-lane (AVX2) shape: the 16 group scales are converted once per super-block (two vectors, times
+     * {@code d}). A super-block is four steps, one per half super-block and 16 columns: two 8-byte runs of
+     * {@code qh} and of both {@code ql} runs are widened once and give the four quarters' values by shifts
+     * and masks, each quarter's two products summed before its scale is applied. The scales of step i are
+     * lanes 0, 2, 4, 6 of a vector that is rotated by one lane after steps 0 and 2 and replaced by the
+     * second half's scales after step 1, so that the broadcasts stay constant shuffles.
+     *
+     * <p>The steps are a loop, not written out: written out (3076 bytes of bytecode) C1 gave up on the method
+     * ("out of virtual registers in LIR generator"), and in a model run the tiered policy then left it at
+     * tier 2 (C1 without profile, where the Vector API runs its Java fallback) for minutes. See
+     * docs/kernels.md, "Every kernel must compile at every tier".
      */
     private float dot8(int row, float[] x, int xOff) {
         long base = row * rowBytes;
@@ -125,19 +132,23 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             float d = Simd.fp16(data, o + 208);
-            FloatVector scales0 = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
+            FloatVector scales = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
                     .convertShape(VectorOperators.B2F, F, 0)).mul(d);
             FloatVector scales1 = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 200, LE)
                     .convertShape(VectorOperators.B2F, F, 0)).mul(d);
             int xi = xOff + b * BLOCK;
-            { // half 0, columns 0..15: groups 0, 2, 4, 6
-                IntVector qh0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector la0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 0, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector lb0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector qh1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 136, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector la1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector lb1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 40, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 0;
+            for (int i = 0; i < 4; i++) {
+                // step i: half i / 2, columns 16 (i % 2) .. 16 (i % 2) + 15 of its 32
+                int col = 16 * (i & 1);
+                long ql = o + 64 * (i >> 1) + col;
+                long qh = o + 128 + 32 * (i >> 1) + col;
+                IntVector qh0 = (IntVector) ByteVector.fromMemorySegment(B, data, qh, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector la0 = (IntVector) ByteVector.fromMemorySegment(B, data, ql, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector lb0 = (IntVector) ByteVector.fromMemorySegment(B, data, ql + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector qh1 = (IntVector) ByteVector.fromMemorySegment(B, data, qh + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector la1 = (IntVector) ByteVector.fromMemorySegment(B, data, ql + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector lb1 = (IntVector) ByteVector.fromMemorySegment(B, data, ql + 40, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                int v = xi + 128 * (i >> 1) + col;
                 FloatVector s0 = ((FloatVector) la0.and(0x0F).or(qh0.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
                         .mul(FloatVector.fromArray(F, x, v));
                 FloatVector s1 = ((FloatVector) lb0.and(0x0F).or(qh0.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
@@ -154,97 +165,11 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                         .fma(FloatVector.fromArray(F, x, v + 72), s2);
                 s3 = ((FloatVector) lb1.lanewise(VectorOperators.LSHR, 4).or(qh1.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, x, v + 104), s3);
-                acc0 = s0.fma(scales0.rearrange(LANE0_8), acc0);
-                acc1 = s1.fma(scales0.rearrange(LANE2_8), acc1);
-                acc0 = s2.fma(scales0.rearrange(LANE4_8), acc0);
-                acc1 = s3.fma(scales0.rearrange(LANE6_8), acc1);
-            }
-            { // half 0, columns 16..31: groups 1, 3, 5, 7
-                IntVector qh0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 144, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector la0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector lb0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector qh1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 152, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector la1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 24, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector lb1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 56, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 16;
-                FloatVector s0 = ((FloatVector) la0.and(0x0F).or(qh0.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v));
-                FloatVector s1 = ((FloatVector) lb0.and(0x0F).or(qh0.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 32));
-                FloatVector s2 = ((FloatVector) la0.lanewise(VectorOperators.LSHR, 4).or(qh0.and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 64));
-                FloatVector s3 = ((FloatVector) lb0.lanewise(VectorOperators.LSHR, 4).or(qh0.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 96));
-                s0 = ((FloatVector) la1.and(0x0F).or(qh1.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 8), s0);
-                s1 = ((FloatVector) lb1.and(0x0F).or(qh1.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 40), s1);
-                s2 = ((FloatVector) la1.lanewise(VectorOperators.LSHR, 4).or(qh1.and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 72), s2);
-                s3 = ((FloatVector) lb1.lanewise(VectorOperators.LSHR, 4).or(qh1.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 104), s3);
-                acc0 = s0.fma(scales0.rearrange(LANE1_8), acc0);
-                acc1 = s1.fma(scales0.rearrange(LANE3_8), acc1);
-                acc0 = s2.fma(scales0.rearrange(LANE5_8), acc0);
-                acc1 = s3.fma(scales0.rearrange(LANE7_8), acc1);
-            }
-            { // half 1, columns 0..15: groups 8, 10, 12, 14
-                IntVector qh0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 160, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector la0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector lb0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector qh1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 168, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector la1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 72, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector lb1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 104, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 128;
-                FloatVector s0 = ((FloatVector) la0.and(0x0F).or(qh0.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v));
-                FloatVector s1 = ((FloatVector) lb0.and(0x0F).or(qh0.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 32));
-                FloatVector s2 = ((FloatVector) la0.lanewise(VectorOperators.LSHR, 4).or(qh0.and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 64));
-                FloatVector s3 = ((FloatVector) lb0.lanewise(VectorOperators.LSHR, 4).or(qh0.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 96));
-                s0 = ((FloatVector) la1.and(0x0F).or(qh1.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 8), s0);
-                s1 = ((FloatVector) lb1.and(0x0F).or(qh1.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 40), s1);
-                s2 = ((FloatVector) la1.lanewise(VectorOperators.LSHR, 4).or(qh1.and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 72), s2);
-                s3 = ((FloatVector) lb1.lanewise(VectorOperators.LSHR, 4).or(qh1.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 104), s3);
-                acc0 = s0.fma(scales1.rearrange(LANE0_8), acc0);
-                acc1 = s1.fma(scales1.rearrange(LANE2_8), acc1);
-                acc0 = s2.fma(scales1.rearrange(LANE4_8), acc0);
-                acc1 = s3.fma(scales1.rearrange(LANE6_8), acc1);
-            }
-            { // half 1, columns 16..31: groups 9, 11, 13, 15
-                IntVector qh0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 176, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector la0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector lb0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector qh1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 184, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector la1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 88, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector lb1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 120, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 144;
-                FloatVector s0 = ((FloatVector) la0.and(0x0F).or(qh0.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v));
-                FloatVector s1 = ((FloatVector) lb0.and(0x0F).or(qh0.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 32));
-                FloatVector s2 = ((FloatVector) la0.lanewise(VectorOperators.LSHR, 4).or(qh0.and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 64));
-                FloatVector s3 = ((FloatVector) lb0.lanewise(VectorOperators.LSHR, 4).or(qh0.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 96));
-                s0 = ((FloatVector) la1.and(0x0F).or(qh1.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 8), s0);
-                s1 = ((FloatVector) lb1.and(0x0F).or(qh1.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 40), s1);
-                s2 = ((FloatVector) la1.lanewise(VectorOperators.LSHR, 4).or(qh1.and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 72), s2);
-                s3 = ((FloatVector) lb1.lanewise(VectorOperators.LSHR, 4).or(qh1.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 104), s3);
-                acc0 = s0.fma(scales1.rearrange(LANE1_8), acc0);
-                acc1 = s1.fma(scales1.rearrange(LANE3_8), acc1);
-                acc0 = s2.fma(scales1.rearrange(LANE5_8), acc0);
-                acc1 = s3.fma(scales1.rearrange(LANE7_8), acc1);
+                acc0 = s0.fma(scales.rearrange(LANE0_8), acc0);
+                acc1 = s1.fma(scales.rearrange(LANE2_8), acc1);
+                acc0 = s2.fma(scales.rearrange(LANE4_8), acc0);
+                acc1 = s3.fma(scales.rearrange(LANE6_8), acc1);
+                scales = (i & 1) == 0 ? scales.rearrange(ROTATE1_8) : scales1;
             }
         }
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
@@ -362,13 +287,11 @@ public final class Q6_KMatrix extends QuantizedMatrix {
 
     // 8 lanes: broadcast lane j, one constant each.
     private static final VectorShuffle<Float> LANE0_8 = lane(Math.min(0, F.length() - 1));
-    private static final VectorShuffle<Float> LANE1_8 = lane(Math.min(1, F.length() - 1));
     private static final VectorShuffle<Float> LANE2_8 = lane(Math.min(2, F.length() - 1));
-    private static final VectorShuffle<Float> LANE3_8 = lane(Math.min(3, F.length() - 1));
     private static final VectorShuffle<Float> LANE4_8 = lane(Math.min(4, F.length() - 1));
-    private static final VectorShuffle<Float> LANE5_8 = lane(Math.min(5, F.length() - 1));
     private static final VectorShuffle<Float> LANE6_8 = lane(Math.min(6, F.length() - 1));
-    private static final VectorShuffle<Float> LANE7_8 = lane(Math.min(7, F.length() - 1));
+    /** Rotate down by one lane (lane i takes lane i + 1). */
+    private static final VectorShuffle<Float> ROTATE1_8 = VectorShuffle.fromOp(F, i -> (i + 1) % F.length());
 
     // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
     // one permute, but not one read from an array (15.1 against 10.4 ms above).
