@@ -10,7 +10,10 @@ import java.util.Random;
  * matmul, row decoder) often enough for the JIT to take each of them through C1 to C2. Run by
  * {@link TieredCompilationTest} with {@code -XX:+PrintCompilation -Xbatch}; by hand: {@code java
  * --add-modules jdk.incubator.vector -XX:+PrintCompilation -Xbatch -cp CLASSPATH
- * dev.edgelm.tensor.quant.KernelWorkout 3000 | grep -E 'quant\.|SKIPPED'}.
+ * dev.edgelm.tensor.quant.KernelWorkout 6000 | grep -E 'quant\.|SKIPPED'}. At the end it checks each
+ * format's {@code dotRow} and one-token {@code matmul} against the decoded rows summed in double (as
+ * {@link KernelConsistencyTest} does), so that a forced vector width ({@code -Dedgelm.simd.bits}) also
+ * checks the numbers of that width's kernels, and exits with status 1 on a mismatch.
  */
 public final class KernelWorkout {
     static final GgmlType[] TYPES = {GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1,
@@ -26,9 +29,7 @@ public final class KernelWorkout {
                 int rows = 4;
                 int cols = 8 * 256; // 8 super-blocks, 64 blocks of 32
                 Random r = new Random(t.ordinal());
-                byte[] b = new byte[(int) (rows * t.byteSize(cols))];
-                r.nextBytes(b); // random bits: the values do not matter here, only the code paths
-                WeightMatrix m = GgmlMatrices.create(t, Blocks.segment(b), rows, cols);
+                WeightMatrix m = GgmlMatrices.create(t, KernelConsistencyTest.randomBlocks(t, rows, cols, r), rows, cols);
                 float[] x = new float[4 * cols];
                 for (int i = 0; i < x.length; i++) {
                     x[i] = (float) r.nextGaussian();
@@ -45,8 +46,26 @@ public final class KernelWorkout {
                         sink += out[i % out.length];
                     }
                 }
+                m.matmul(pool, x, 1, out);
+                for (int row = 0; row < rows; row++) {
+                    m.decodeRow(row, w, 0);
+                    double dot = 0;
+                    double mag = 0;
+                    for (int i = 0; i < cols; i++) {
+                        dot += (double) w[i] * x[i];
+                        mag += Math.abs((double) w[i] * x[i]);
+                    }
+                    double e1 = Math.abs(m.dotRow(row, x, 0) - dot);
+                    double e2 = Math.abs(out[row] - dot);
+                    if (!(e1 <= 2e-6 * mag && e2 <= 2e-6 * mag)) {
+                        System.out.println("MISMATCH " + t + " row " + row + ": dotRow " + m.dotRow(row, x, 0)
+                                + ", matmul " + out[row] + ", decoded rows in double " + dot);
+                        System.exit(1);
+                    }
+                }
             }
         }
-        System.out.println("done " + (sink == 0.5 ? "(sink)" : ""));
+        // printed so that the loop's results are used (and not removed as dead code)
+        System.out.println("done, checksum " + (float) sink);
     }
 }
