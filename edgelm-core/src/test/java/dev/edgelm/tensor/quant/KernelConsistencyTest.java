@@ -32,7 +32,7 @@ class KernelConsistencyTest {
             GgmlType.Q5_K, new int[] {0, 2},
             GgmlType.Q6_K, new int[] {208});
 
-    private static MemorySegment randomBlocks(GgmlType type, int rows, int cols, Random r) {
+    static MemorySegment randomBlocks(GgmlType type, int rows, int cols, Random r) {
         byte[] bytes = new byte[(int) (rows * type.byteSize(cols))];
         r.nextBytes(bytes);
         for (int o = 0; o < bytes.length; o += type.typeSize()) {
