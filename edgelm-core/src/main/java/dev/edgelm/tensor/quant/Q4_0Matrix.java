@@ -147,7 +147,7 @@ public final class Q4_0Matrix extends QuantizedMatrix {
      * {@link #dot8} of one row with four inputs {@code stride} floats apart, into {@code out[at + t * outStride]}:
      * the same operations in the same order per input, the block's loads, conversions and scale shared.
      */
-    private void dot8x4(int row, float[] x, int xOff, int stride, float[] out, int at, int outStride) {
+    private void dot8x4(int row, float[] x, int xOff, int stride, float[] out, int at, int outStride, float[] lanes) {
         long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
@@ -188,14 +188,18 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             s3 = v3.fma(FloatVector.fromArray(F, x, x3 + e + 24), s3);
             acc3 = s3.fma(d, acc3);
         }
-        out[at] = Simd.sum8(acc0);
-        out[at + outStride] = Simd.sum8(acc1);
-        out[at + 2 * outStride] = Simd.sum8(acc2);
-        out[at + 3 * outStride] = Simd.sum8(acc3);
+        acc0.intoArray(lanes, 0);
+        acc1.intoArray(lanes, 8);
+        acc2.intoArray(lanes, 16);
+        acc3.intoArray(lanes, 24);
+        out[at] = Simd.sum8(lanes, 0);
+        out[at + outStride] = Simd.sum8(lanes, 8);
+        out[at + 2 * outStride] = Simd.sum8(lanes, 16);
+        out[at + 3 * outStride] = Simd.sum8(lanes, 24);
     }
 
     /** {@link #dot8x4} for two inputs. */
-    private void dot8x2(int row, float[] x, int xOff, int stride, float[] out, int at, int outStride) {
+    private void dot8x2(int row, float[] x, int xOff, int stride, float[] out, int at, int outStride, float[] lanes) {
         long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
@@ -221,8 +225,10 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             s1 = v3.fma(FloatVector.fromArray(F, x, stride + e + 24), s1);
             acc1 = s1.fma(d, acc1);
         }
-        out[at] = Simd.sum8(acc0);
-        out[at + outStride] = Simd.sum8(acc1);
+        acc0.intoArray(lanes, 0);
+        acc1.intoArray(lanes, 8);
+        out[at] = Simd.sum8(lanes, 0);
+        out[at + outStride] = Simd.sum8(lanes, 8);
     }
 
     /**
@@ -238,13 +244,14 @@ public final class Q4_0Matrix extends QuantizedMatrix {
         int n = in.tokens();
         float[] x = in.x();
         pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            float[] lanes = new float[4 * L];
             for (int r = start; r < end; r++) {
                 int t = 0;
                 for (; t + 4 <= n; t += 4) {
-                    dot8x4(r, x, t * cols, cols, out, t * outStride + outOff + r, outStride);
+                    dot8x4(r, x, t * cols, cols, out, t * outStride + outOff + r, outStride, lanes);
                 }
                 if (t + 2 <= n) {
-                    dot8x2(r, x, t * cols, cols, out, t * outStride + outOff + r, outStride);
+                    dot8x2(r, x, t * cols, cols, out, t * outStride + outOff + r, outStride, lanes);
                     t += 2;
                 }
                 if (t < n) {

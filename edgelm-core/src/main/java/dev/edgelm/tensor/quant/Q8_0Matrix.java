@@ -146,7 +146,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
      * {@code out[at + t * outStride]}: the same operations in the same order per input, the block's load,
      * conversions and scale shared.
      */
-    private void dot8x4(int row, float[] xi, int xOff, int stride, float[] out, int at, int outStride) {
+    private void dot8x4(int row, float[] xi, int xOff, int stride, float[] out, int at, int outStride, float[] lanes) {
         long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
@@ -184,14 +184,18 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             s3 = q3.fma(FloatVector.fromArray(F, xi, x3 + e + 24), s3);
             acc3 = s3.fma(d, acc3);
         }
-        out[at] = Simd.sum8(acc0) * 0x1p-24f;
-        out[at + outStride] = Simd.sum8(acc1) * 0x1p-24f;
-        out[at + 2 * outStride] = Simd.sum8(acc2) * 0x1p-24f;
-        out[at + 3 * outStride] = Simd.sum8(acc3) * 0x1p-24f;
+        acc0.intoArray(lanes, 0);
+        acc1.intoArray(lanes, 8);
+        acc2.intoArray(lanes, 16);
+        acc3.intoArray(lanes, 24);
+        out[at] = Simd.sum8(lanes, 0) * 0x1p-24f;
+        out[at + outStride] = Simd.sum8(lanes, 8) * 0x1p-24f;
+        out[at + 2 * outStride] = Simd.sum8(lanes, 16) * 0x1p-24f;
+        out[at + 3 * outStride] = Simd.sum8(lanes, 24) * 0x1p-24f;
     }
 
     /** {@link #dot8x4} for two inputs. */
-    private void dot8x2(int row, float[] xi, int xOff, int stride, float[] out, int at, int outStride) {
+    private void dot8x2(int row, float[] xi, int xOff, int stride, float[] out, int at, int outStride, float[] lanes) {
         long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
@@ -214,8 +218,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             s1 = q3.fma(FloatVector.fromArray(F, xi, stride + e + 24), s1);
             acc1 = s1.fma(d, acc1);
         }
-        out[at] = Simd.sum8(acc0) * 0x1p-24f;
-        out[at + outStride] = Simd.sum8(acc1) * 0x1p-24f;
+        acc0.intoArray(lanes, 0);
+        acc1.intoArray(lanes, 8);
+        out[at] = Simd.sum8(lanes, 0) * 0x1p-24f;
+        out[at + outStride] = Simd.sum8(lanes, 8) * 0x1p-24f;
     }
 
     /**
@@ -230,13 +236,14 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             interleave(x, t * cols, cols, xi, t * cols);
         }
         pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            float[] lanes = new float[4 * L];
             for (int r = start; r < end; r++) {
                 int t = 0;
                 for (; t + 4 <= n; t += 4) {
-                    dot8x4(r, xi, t * cols, cols, out, t * outStride + outOff + r, outStride);
+                    dot8x4(r, xi, t * cols, cols, out, t * outStride + outOff + r, outStride, lanes);
                 }
                 if (t + 2 <= n) {
-                    dot8x2(r, xi, t * cols, cols, out, t * outStride + outOff + r, outStride);
+                    dot8x2(r, xi, t * cols, cols, out, t * outStride + outOff + r, outStride, lanes);
                     t += 2;
                 }
                 if (t < n) {

@@ -64,6 +64,15 @@ final class Simd {
         return b.add(b.rearrange(SWAP1)).lane(0);
     }
 
+    /**
+     * {@link #sum8(FloatVector)} of the eight values at {@code a[off..]}, in the same order (so the same bits):
+     * the many-token kernels store their accumulators and sum them here, because C2 stops inlining calls
+     * into a method that large (NodeCountInliningCutoff) and would box every vector passed to one.
+     */
+    static float sum8(float[] a, int off) {
+        return ((a[off] + a[off + 4]) + (a[off + 2] + a[off + 6])) + ((a[off + 1] + a[off + 5]) + (a[off + 3] + a[off + 7]));
+    }
+
     /** An IEEE half at {@code off}, widened exactly (ggml's {@code GGML_FP16_TO_FP32}). */
     static float fp16(MemorySegment s, long off) {
         return Float.float16ToFloat(s.get(LE_SHORT, off));
