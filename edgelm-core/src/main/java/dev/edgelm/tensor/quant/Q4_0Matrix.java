@@ -4,6 +4,7 @@ import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.I;
+import static dev.edgelm.tensor.quant.Simd.K8;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
@@ -91,6 +92,9 @@ public final class Q4_0Matrix extends QuantizedMatrix {
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (K8) {
+            return dot8(row, x, xOff);
+        }
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -112,6 +116,149 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
         return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    /**
+     * The 8-lane (AVX2) shape written out: a block is two 8-byte loads widened to int lanes (values 0..7 and
+     * 8..15 in the low nibbles, 16..23 and 24..31 in the high ones), the four products summed in one chain,
+     * then one multiply-add with the block's scale; lanes summed by {@link Simd#sum8}.
+     */
+    private float dot8(int row, float[] x, int xOff) {
+        long o = row * rowBytes;
+        FloatVector acc = FloatVector.zero(F);
+        int end = xOff + cols;
+        for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
+            IntVector a = (IntVector) ByteVector.fromMemorySegment(B, data, o + 2, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            FloatVector s = ((FloatVector) a.and(0x0F).sub(8).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, e));
+            s = ((FloatVector) b.and(0x0F).sub(8).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, e + 8), s);
+            s = ((FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0))
+                    .fma(FloatVector.fromArray(F, x, e + 16), s);
+            s = ((FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0))
+                    .fma(FloatVector.fromArray(F, x, e + 24), s);
+            acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
+        }
+        return Simd.sum8(acc);
+    }
+
+    /**
+     * {@link #dot8} of one row with four inputs {@code stride} floats apart, into {@code out[at + t * outStride]}:
+     * the same operations in the same order per input, the block's loads, conversions and scale shared.
+     */
+    private void dot8x4(int row, float[] x, int xOff, int stride, float[] out, int at, int outStride, float[] lanes) {
+        long o = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector acc2 = FloatVector.zero(F);
+        FloatVector acc3 = FloatVector.zero(F);
+        int x1 = stride;
+        int x2 = 2 * stride;
+        int x3 = 3 * stride;
+        int end = xOff + cols;
+        for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
+            IntVector a = (IntVector) ByteVector.fromMemorySegment(B, data, o + 2, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector s0 = v0.mul(FloatVector.fromArray(F, x, e));
+            s0 = v1.fma(FloatVector.fromArray(F, x, e + 8), s0);
+            s0 = v2.fma(FloatVector.fromArray(F, x, e + 16), s0);
+            s0 = v3.fma(FloatVector.fromArray(F, x, e + 24), s0);
+            acc0 = s0.fma(d, acc0);
+            FloatVector s1 = v0.mul(FloatVector.fromArray(F, x, x1 + e));
+            s1 = v1.fma(FloatVector.fromArray(F, x, x1 + e + 8), s1);
+            s1 = v2.fma(FloatVector.fromArray(F, x, x1 + e + 16), s1);
+            s1 = v3.fma(FloatVector.fromArray(F, x, x1 + e + 24), s1);
+            acc1 = s1.fma(d, acc1);
+            FloatVector s2 = v0.mul(FloatVector.fromArray(F, x, x2 + e));
+            s2 = v1.fma(FloatVector.fromArray(F, x, x2 + e + 8), s2);
+            s2 = v2.fma(FloatVector.fromArray(F, x, x2 + e + 16), s2);
+            s2 = v3.fma(FloatVector.fromArray(F, x, x2 + e + 24), s2);
+            acc2 = s2.fma(d, acc2);
+            FloatVector s3 = v0.mul(FloatVector.fromArray(F, x, x3 + e));
+            s3 = v1.fma(FloatVector.fromArray(F, x, x3 + e + 8), s3);
+            s3 = v2.fma(FloatVector.fromArray(F, x, x3 + e + 16), s3);
+            s3 = v3.fma(FloatVector.fromArray(F, x, x3 + e + 24), s3);
+            acc3 = s3.fma(d, acc3);
+        }
+        acc0.intoArray(lanes, 0);
+        acc1.intoArray(lanes, 8);
+        acc2.intoArray(lanes, 16);
+        acc3.intoArray(lanes, 24);
+        out[at] = Simd.sum8(lanes, 0);
+        out[at + outStride] = Simd.sum8(lanes, 8);
+        out[at + 2 * outStride] = Simd.sum8(lanes, 16);
+        out[at + 3 * outStride] = Simd.sum8(lanes, 24);
+    }
+
+    /** {@link #dot8x4} for two inputs. */
+    private void dot8x2(int row, float[] x, int xOff, int stride, float[] out, int at, int outStride, float[] lanes) {
+        long o = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        int end = xOff + cols;
+        for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
+            IntVector a = (IntVector) ByteVector.fromMemorySegment(B, data, o + 2, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector s0 = v0.mul(FloatVector.fromArray(F, x, e));
+            s0 = v1.fma(FloatVector.fromArray(F, x, e + 8), s0);
+            s0 = v2.fma(FloatVector.fromArray(F, x, e + 16), s0);
+            s0 = v3.fma(FloatVector.fromArray(F, x, e + 24), s0);
+            acc0 = s0.fma(d, acc0);
+            FloatVector s1 = v0.mul(FloatVector.fromArray(F, x, stride + e));
+            s1 = v1.fma(FloatVector.fromArray(F, x, stride + e + 8), s1);
+            s1 = v2.fma(FloatVector.fromArray(F, x, stride + e + 16), s1);
+            s1 = v3.fma(FloatVector.fromArray(F, x, stride + e + 24), s1);
+            acc1 = s1.fma(d, acc1);
+        }
+        acc0.intoArray(lanes, 0);
+        acc1.intoArray(lanes, 8);
+        out[at] = Simd.sum8(lanes, 0);
+        out[at + outStride] = Simd.sum8(lanes, 8);
+    }
+
+    /**
+     * Independent tokens (batched decode) on the 8-lane path: per row four tokens at a time ({@link #dot8x4}),
+     * then two, then one; every token's result is {@link #dot8}'s, bit for bit.
+     */
+    @Override
+    protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (!K8) {
+            super.multiplyEach(pool, in, out, outStride, outOff);
+            return;
+        }
+        int n = in.tokens();
+        float[] x = in.x();
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            float[] lanes = new float[4 * L];
+            for (int r = start; r < end; r++) {
+                int t = 0;
+                for (; t + 4 <= n; t += 4) {
+                    dot8x4(r, x, t * cols, cols, out, t * outStride + outOff + r, outStride, lanes);
+                }
+                if (t + 2 <= n) {
+                    dot8x2(r, x, t * cols, cols, out, t * outStride + outOff + r, outStride, lanes);
+                    t += 2;
+                }
+                if (t < n) {
+                    out[t * outStride + outOff + r] = dot8(r, x, t * cols);
+                }
+            }
+        });
     }
 
     /**

@@ -5,6 +5,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -34,12 +35,43 @@ final class Simd {
     static final int BL = B.length();
     static final int P = BL / L;
 
+    /**
+     * Whether the written-out 8-lane (AVX2) decode kernels of Q8_0 and Q4_0 run: on 256-bit float vectors,
+     * unless {@code -Dedgelm.kernels8=false} keeps the generic loops (to measure one against the other).
+     */
+    static final boolean K8 = L == 8 && Boolean.parseBoolean(System.getProperty("edgelm.kernels8", "true"));
+
+    private static final VectorShuffle<Float> SWAP4 = L == 8 ? VectorShuffle.fromValues(F, 4, 5, 6, 7, 0, 1, 2, 3) : null;
+    private static final VectorShuffle<Float> SWAP2 = L == 8 ? VectorShuffle.fromValues(F, 2, 3, 0, 1, 6, 7, 4, 5) : null;
+    private static final VectorShuffle<Float> SWAP1 = L == 8 ? VectorShuffle.fromValues(F, 1, 0, 3, 2, 5, 4, 7, 6) : null;
+
     /** The fp16 scales of the blocks, as the kernels read them and the quantisers write them. */
     static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private Simd() {}
+
+    /**
+     * The sum of an 8-lane vector's lanes in one fixed order, {@code ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7))},
+     * whether the code runs compiled or interpreted ({@code reduceLanes} sums in another order in the
+     * interpreter than in C2's code): the one-token and the many-token kernels end with it, so that their
+     * results agree bit for bit from the first call on.
+     */
+    static float sum8(FloatVector v) {
+        FloatVector a = v.add(v.rearrange(SWAP4));
+        FloatVector b = a.add(a.rearrange(SWAP2));
+        return b.add(b.rearrange(SWAP1)).lane(0);
+    }
+
+    /**
+     * {@link #sum8(FloatVector)} of the eight values at {@code a[off..]}, in the same order (so the same bits):
+     * the many-token kernels store their accumulators and sum them here, because C2 stops inlining calls
+     * into a method that large (NodeCountInliningCutoff) and would box every vector passed to one.
+     */
+    static float sum8(float[] a, int off) {
+        return ((a[off] + a[off + 4]) + (a[off + 2] + a[off + 6])) + ((a[off + 1] + a[off + 5]) + (a[off + 3] + a[off + 7]));
+    }
 
     /** An IEEE half at {@code off}, widened exactly (ggml's {@code GGML_FP16_TO_FP32}). */
     static float fp16(MemorySegment s, long off) {
