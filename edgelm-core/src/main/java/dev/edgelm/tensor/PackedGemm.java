@@ -1,22 +1,30 @@
 package dev.edgelm.tensor;
 
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The float32 GEMM of the vision tower: many tokens (a 512 x 512 image is 1024 rows of activations per matmul)
- * against float weight rows, the loop of {@link WeightMatrix#matmul}'s panel path with a register tile that fits
- * AVX2.
+ * The float32 GEMM of prefill and of the vision tower on machines with 8-lane vectors (AVX2): many tokens against
+ * decoded weight rows, with a register tile that fits AVX2's 16 vector registers.
  *
- * <p>Why not {@link WeightMatrix#matmul} itself: its outer-product kernel ({@link FloatGemm#panelTile}) keeps
- * 8 rows x 2 vectors = 16 accumulators, which with the two activation vectors and a broadcast needs 19 vector
- * registers. AVX-512 has 32 and runs it at full speed; AVX2 has 16, so the kernel spills. Here a tile is 6 rows
- * x 2 vectors (12 accumulators + 3 = 15 registers, the shape of BLIS's Haswell kernel). On one core of a 2-core
- * AVX2 machine (Zen 3; 3072 x 768 F16 weights, 1024 tokens) the bare 6-row tile ran at 50-58 GFLOP/s against
- * 33-41 for the 8-row one in the same processes. With 16 or more lanes it uses {@link WeightMatrix#matmul}.
+ * <p>Why not {@link FloatGemm#panelTile}: it keeps 8 rows x 2 vectors = 16 accumulators, which with the two
+ * activation vectors and a broadcast needs 19 vector registers. AVX-512 has 32 and runs it at full speed; AVX2 has
+ * 16, so the kernel spills. Here a tile is 6 rows x 2 vectors (12 accumulators + 3 = 15 registers, the shape of
+ * BLIS's Haswell kernel): per column, two loads of the packed activation panel (16 tokens), six broadcasts of the
+ * rows' weights, twelve FMAs; the compiled loop has no spill and no bounds check (checked in the disassembly).
+ * One thread, 3072 x 768 x 1024 and 3584 x 1024 x 256 (F32 / F16 rows), alternating in one JVM: 51-67 GFLOP per
+ * CPU-second against 34-39 for the 8-row tile, on a core whose bare FMA peak measured 42-75 in the same minutes.
+ *
+ * <p>Loop order: each thread takes a contiguous share of the rows, decodes 6 of them at a time (every row is decoded
+ * once per matmul) and runs them over every panel of the chunk; the 24 KiB of decoded rows stay in L1 while the
+ * panels stream from L2 / L3. Blocked variants (packed row panels and 256-column slices, BLIS's full loop nest)
+ * lost here: see the lab note on vision speed.
  *
  * <p>Each output is the same chain of float FMAs over the columns in order as {@link FloatGemm#panelTile}, so the
  * two give identical results on the rows of whole 8-row tiles (the old path's remainder rows are dot products).
+ * With 16 lanes or more {@link WeightMatrix#matmul} keeps the 8-row kernel. {@code -Dedgelm.gemm.legacy=true}
+ * makes the text path use the 8-row kernel on AVX2 too (to measure against it).
  */
 public final class PackedGemm {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -24,6 +32,8 @@ public final class PackedGemm {
     static final int PANEL = FloatGemm.PANEL;
     /** Weight rows per tile. */
     static final int MR = 6;
+    /** Whether {@link WeightMatrix#matmul} multiplies chunks of 8 tokens or more through {@link #multiply}. */
+    public static final boolean ENABLED = L == 8 && !Boolean.getBoolean("edgelm.gemm.legacy");
 
     private static final Scratch.Floats ROWS = new Scratch.Floats();
     private static final Scratch.Floats RESULTS = new Scratch.Floats();
@@ -36,19 +46,29 @@ public final class PackedGemm {
     }
 
     /**
-     * {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}. Fewer tokens than half a panel,
-     * or vectors of 16 lanes or more, go through {@link WeightMatrix#matmul}.
+     * {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}: {@link WeightMatrix#matmul}, which
+     * on 8-lane machines multiplies chunks of {@link FloatGemm#PANEL} / 2 tokens or more through {@link #multiply}.
+     * Also when the text path's kernel is forced back ({@code edgelm.gemm.legacy}), the vision tower keeps this
+     * class's tile, as before.
      */
     public static void matmul(Parallel pool, WeightMatrix w, Activations in, float[] out, int outStride, int outOff) {
-        int n = in.tokens();
-        int cols = w.cols();
-        if (in.cols() != cols) {
-            throw new IllegalArgumentException(w + " multiplies rows of " + cols + " values, got " + in.cols());
-        }
-        if (L >= 16 || n < PANEL / 2 || in.isEachToken()) {
-            w.matmul(pool, in, out, outStride, outOff);
+        if (!ENABLED && L == 8 && in.tokens() >= PANEL / 2 && !in.isEachToken()) {
+            if (in.cols() != w.cols()) {
+                throw new IllegalArgumentException(w + " multiplies rows of " + w.cols() + " values, got " + in.cols());
+            }
+            multiply(w, pool, in, out, outStride, outOff);
             return;
         }
+        w.matmul(pool, in, out, outStride, outOff);
+    }
+
+    /**
+     * The tiled GEMM: {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}, for 8-lane vectors
+     * and {@code in.cols() == w.cols()}.
+     */
+    static void multiply(WeightMatrix w, Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        int n = in.tokens();
+        int cols = w.cols();
         float[] xt = in.panels(pool);
         int panels = in.panelCount();
         int rows = w.rows();
@@ -61,7 +81,7 @@ public final class PackedGemm {
                     if (i < valid) {
                         w.decodeRow(r0 + i, a, i * cols);
                     } else {
-                        java.util.Arrays.fill(a, i * cols, (i + 1) * cols, 0f);
+                        Arrays.fill(a, i * cols, (i + 1) * cols, 0f);
                     }
                 }
                 for (int p = 0; p < panels; p++) {

@@ -1,5 +1,6 @@
 package dev.edgelm.tensor;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,7 +19,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class PackedGemmTest {
 
     @ParameterizedTest
-    @CsvSource({"13,37,70,2", "6,16,8,1", "64,100,33,2", "1,9,5,2", "23,8,16,2", "50,3,40,2"})
+    @CsvSource({"13,37,70,2", "6,16,8,1", "64,100,33,2", "1,9,5,2", "23,8,16,2", "50,3,40,2", "100,256,96,2", "37,12,300,1"})
     void matchesTheDefinition(int rows, int tokens, int cols, int threads) {
         SplittableRandom rnd = new SplittableRandom(rows * 1009L + tokens * 31L + cols);
         MemorySegment seg = MemorySegment.ofArray(new byte[2 * rows * cols]);
@@ -36,7 +37,16 @@ class PackedGemmTest {
         float[] plain = new float[tokens * stride];
         try (Parallel pool = new Parallel(threads)) {
             PackedGemm.matmul(pool, w, new Activations().set(x, tokens, cols), out, stride, 2);
-            w.matmul(pool, new Activations().set(x, tokens, cols), plain, stride, 2);
+            // the 8-row panel kernel (the text path before, and with 16-lane vectors), for chunks it takes
+            if (tokens >= FloatGemm.PANEL / 2) {
+                w.matmulPanels(pool, new Activations().set(x, tokens, cols), plain, stride, 2);
+            } else {
+                w.matmul(pool, new Activations().set(x, tokens, cols), plain, stride, 2);
+            }
+            // and the text path: WeightMatrix.matmul (this kernel itself on 8-lane machines)
+            float[] viaMatmul = new float[tokens * stride];
+            w.matmul(pool, new Activations().set(x, tokens, cols), viaMatmul, stride, 2);
+            assertArrayEquals(out, viaMatmul);
         }
         double worst = 0;
         for (int t = 0; t < tokens; t++) {
