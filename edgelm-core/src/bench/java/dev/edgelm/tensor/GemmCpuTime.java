@@ -12,7 +12,7 @@ import java.util.SplittableRandom;
 
 /**
  * The chunk GEMM's kernels (see {@link GemmBenchmark}) on the calling thread, in GFLOP per CPU-second of that
- * thread, the kernels alternating round by round in one JVM: on a host loaded by other work JMH's wall-clock
+ * thread (with {@code -Dthreads=N} > 1: GFLOP/s of wall time), the kernels alternating round by round in one JVM: on a host loaded by other work JMH's wall-clock
  * rates move by several times between iterations, CPU time much less. Run (after {@code bin/mvn -B -Pbench
  * package -DskipTests}): {@code java --add-modules jdk.incubator.vector -cp edgelm-core/target/benchmarks.jar
  * dev.edgelm.tensor.GemmCpuTime TYPE ROWSxCOLSxTOKENS... }, e.g. {@code F16 3072x768x1024 3584x1024x256}.
@@ -23,6 +23,7 @@ public final class GemmCpuTime {
         GgmlType t = GgmlType.valueOf(a[0]);
         String[] kernels = System.getProperty("kernels", "tile6,panel8").split(",");
         int rounds = Integer.getInteger("rounds", 5);
+        int threads = Integer.getInteger("threads", 1);
         var mx = ManagementFactory.getThreadMXBean();
         for (int si = 1; si < a.length; si++) {
             String[] p = a[si].split("x");
@@ -40,16 +41,16 @@ public final class GemmCpuTime {
             double flops = 2.0 * rows * cols * tokens;
             StringBuilder[] line = new StringBuilder[kernels.length];
             double[] best = new double[kernels.length];
-            try (Parallel pool = new Parallel(1)) {
+            try (Parallel pool = new Parallel(threads)) {
                 for (int rep = -1; rep < rounds; rep++) {
                     for (int ki = 0; ki < kernels.length; ki++) {
-                        long c0 = mx.getCurrentThreadCpuTime();
+                        long c0 = clock(mx, threads);
                         int n = 0;
-                        while (mx.getCurrentThreadCpuTime() - c0 < 500_000_000L) {
+                        while (clock(mx, threads) - c0 < 500_000_000L) {
                             run(kernels[ki], m, pool, in, out);
                             n++;
                         }
-                        double s = (mx.getCurrentThreadCpuTime() - c0) * 1e-9;
+                        double s = (clock(mx, threads) - c0) * 1e-9;
                         double g = n * flops / s * 1e-9;
                         if (rep >= 0) {
                             if (line[ki] == null) {
@@ -62,10 +63,15 @@ public final class GemmCpuTime {
                 }
             }
             for (int ki = 0; ki < kernels.length; ki++) {
-                System.out.printf("%s %s %-7s best %6.1f GFLOP/cpu-s (%s)%n", t, a[si], kernels[ki], best[ki],
+                System.out.printf("%s %s %-7s %d thread(s) best %6.1f GFLOP/s (%s)%n", t, a[si], kernels[ki], threads, best[ki],
                         line[ki].toString().trim());
             }
         }
+    }
+
+    /** CPU time of the calling thread with one thread; wall time with more (the workers' CPU time is not the caller's). */
+    private static long clock(java.lang.management.ThreadMXBean mx, int threads) {
+        return threads == 1 ? mx.getCurrentThreadCpuTime() : System.nanoTime();
     }
 
     static void run(String kernel, WeightMatrix m, Parallel pool, Activations in, float[] out) {
