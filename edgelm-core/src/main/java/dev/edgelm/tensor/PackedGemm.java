@@ -37,6 +37,13 @@ public final class PackedGemm {
 
     private static final Scratch.Floats ROWS = new Scratch.Floats();
     private static final Scratch.Floats RESULTS = new Scratch.Floats();
+    private static final Scratch.Floats GROUP = new Scratch.Floats();
+    /** Packed activations above which panels go in blocks (8 MiB: beyond L2 and a fair share of L3). Tests shrink these three. */
+    static int blockAboveFloats = 2 * 1024 * 1024;
+    /** Floats of activation panels per block (256 KiB: half of L2). */
+    static int panelBlockFloats = 64 * 1024;
+    /** Floats of decoded rows per group (8 MiB per thread). */
+    static int groupFloats = 2 * 1024 * 1024;
 
     private PackedGemm() {}
 
@@ -72,26 +79,40 @@ public final class PackedGemm {
         float[] xt = in.panels(pool);
         int panels = in.panelCount();
         int rows = w.rows();
+        boolean blocked = (long) panels * PANEL * cols > blockAboveFloats;
+        int panelBlock = Math.max(1, panelBlockFloats / (PANEL * cols));
+        int groupRows = Math.max(MR, groupFloats / cols / MR * MR);
         pool.forRange(rows, MR, (long) rows * cols * n, (start, end) -> {
-            float[] a = ROWS.get(MR * cols);
             float[] tmp = RESULTS.get(MR * PANEL);
-            for (int r0 = start; r0 < end; r0 += MR) {
-                int valid = Math.min(MR, end - r0);
-                for (int i = 0; i < MR; i++) {
-                    if (i < valid) {
-                        w.decodeRow(r0 + i, a, i * cols);
-                    } else {
-                        Arrays.fill(a, i * cols, (i + 1) * cols, 0f);
+            if (!blocked) {
+                float[] a = ROWS.get(MR * cols);
+                for (int r0 = start; r0 < end; r0 += MR) {
+                    int valid = Math.min(MR, end - r0);
+                    decode(w, r0, valid, a, 0);
+                    for (int p = 0; p < panels; p++) {
+                        tile(a, 0, cols, xt, p * PANEL * cols, tmp);
+                        write(tmp, valid, Math.min(PANEL, n - p * PANEL), out, outStride, outOff, r0, p * PANEL);
                     }
                 }
-                for (int p = 0; p < panels; p++) {
-                    int t0 = p * PANEL;
-                    tile(a, cols, xt, p * PANEL * cols, tmp);
-                    int tokens = Math.min(PANEL, n - t0);
-                    for (int j = 0; j < tokens; j++) {
-                        int o = (t0 + j) * outStride + outOff + r0;
-                        for (int i = 0; i < valid; i++) {
-                            out[o + i] = tmp[i * PANEL + j];
+                return;
+            }
+            // Many tokens of long rows: a group of rows decoded once, then blocks of panels that stay in L2
+            // while every row tile of the group runs over them.
+            float[] a = GROUP.get(Math.min(groupRows, (end - start + MR - 1) / MR * MR) * cols);
+            for (int g0 = start; g0 < end; g0 += groupRows) {
+                int g1 = Math.min(end, g0 + groupRows);
+                int tiles = (g1 - g0 + MR - 1) / MR;
+                for (int q = 0; q < tiles; q++) {
+                    decode(w, g0 + q * MR, Math.min(MR, g1 - g0 - q * MR), a, q * MR * cols);
+                }
+                for (int p0 = 0; p0 < panels; p0 += panelBlock) {
+                    int p1 = Math.min(panels, p0 + panelBlock);
+                    for (int q = 0; q < tiles; q++) {
+                        int r0 = g0 + q * MR;
+                        int valid = Math.min(MR, g1 - r0);
+                        for (int p = p0; p < p1; p++) {
+                            tile(a, q * MR * cols, cols, xt, p * PANEL * cols, tmp);
+                            write(tmp, valid, Math.min(PANEL, n - p * PANEL), out, outStride, outOff, r0, p * PANEL);
                         }
                     }
                 }
@@ -99,24 +120,46 @@ public final class PackedGemm {
         });
     }
 
+    /** Rows {@code [r0, r0 + valid)} of {@code w} into {@code a[off ..]}, {@link #MR} rows, zeros past the valid ones. */
+    private static void decode(WeightMatrix w, int r0, int valid, float[] a, int off) {
+        int cols = w.cols();
+        for (int i = 0; i < MR; i++) {
+            if (i < valid) {
+                w.decodeRow(r0 + i, a, off + i * cols);
+            } else {
+                Arrays.fill(a, off + i * cols, off + (i + 1) * cols, 0f);
+            }
+        }
+    }
+
+    /** A tile's results ({@code tmp[i * PANEL + j]}) to rows {@code r0 + i < r0 + valid} of tokens {@code t0 + j}. */
+    private static void write(float[] tmp, int valid, int tokens, float[] out, int outStride, int outOff, int r0, int t0) {
+        for (int j = 0; j < tokens; j++) {
+            int o = (t0 + j) * outStride + outOff + r0;
+            for (int i = 0; i < valid; i++) {
+                out[o + i] = tmp[i * PANEL + j];
+            }
+        }
+    }
+
     /**
-     * {@link #MR} decoded rows ({@code w}, back to back, {@code cols} each) against one packed panel at
-     * {@code xt[xtOff..]}: {@code tmp[i * PANEL + j] = sum over k of w[i * cols + k] * xt[xtOff + k * PANEL + j]}.
+     * {@link #MR} decoded rows ({@code w[wOff ..]}, back to back, {@code cols} each) against one packed panel at
+     * {@code xt[xtOff..]}: {@code tmp[i * PANEL + j] = sum over k of w[wOff + i * cols + k] * xt[xtOff + k * PANEL + j]}.
      */
-    static void tile(float[] w, int cols, float[] xt, int xtOff, float[] tmp) {
+    static void tile(float[] w, int wOff, int cols, float[] xt, int xtOff, float[] tmp) {
         FloatVector a00 = FloatVector.zero(F), a01 = FloatVector.zero(F);
         FloatVector a10 = FloatVector.zero(F), a11 = FloatVector.zero(F);
         FloatVector a20 = FloatVector.zero(F), a21 = FloatVector.zero(F);
         FloatVector a30 = FloatVector.zero(F), a31 = FloatVector.zero(F);
         FloatVector a40 = FloatVector.zero(F), a41 = FloatVector.zero(F);
         FloatVector a50 = FloatVector.zero(F), a51 = FloatVector.zero(F);
-        int c1 = cols, c2 = 2 * cols, c3 = 3 * cols, c4 = 4 * cols, c5 = 5 * cols;
+        int c0 = wOff, c1 = c0 + cols, c2 = c1 + cols, c3 = c2 + cols, c4 = c3 + cols, c5 = c4 + cols;
         for (int k = 0; k < cols; k++) {
             int xo = xtOff + k * PANEL;
             FloatVector x0 = FloatVector.fromArray(F, xt, xo);
             FloatVector x1 = FloatVector.fromArray(F, xt, xo + L);
             FloatVector b;
-            b = FloatVector.broadcast(F, w[k]);
+            b = FloatVector.broadcast(F, w[c0 + k]);
             a00 = b.fma(x0, a00);
             a01 = b.fma(x1, a01);
             b = FloatVector.broadcast(F, w[c1 + k]);

@@ -68,4 +68,52 @@ class PackedGemmTest {
             }
         }
     }
+
+    /**
+     * Many tokens of long rows go in groups of decoded rows and blocks of panels (shrunk here to 2 panels and 12
+     * rows): the same bits as the one-tile-at-a-time loop, and the definition.
+     */
+    @ParameterizedTest
+    @CsvSource({"13,37,70,2", "64,100,33,2", "50,40,40,1", "31,70,19,2"})
+    void blockedLoopGivesTheSameBits(int rows, int tokens, int cols, int threads) {
+        SplittableRandom rnd = new SplittableRandom(rows * 7L + tokens * 13L + cols);
+        float[] wf = new float[rows * cols];
+        for (int i = 0; i < wf.length; i++) {
+            wf[i] = (float) rnd.nextGaussian();
+        }
+        WeightMatrix w = new F32Matrix(MemorySegment.ofArray(wf), rows, cols);
+        float[] x = new float[tokens * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        int stride = rows + 1;
+        float[] plain = new float[tokens * stride];
+        float[] blocked = new float[tokens * stride];
+        int above = PackedGemm.blockAboveFloats, panel = PackedGemm.panelBlockFloats, group = PackedGemm.groupFloats;
+        try (Parallel pool = new Parallel(threads)) {
+            PackedGemm.blockAboveFloats = Integer.MAX_VALUE;
+            PackedGemm.multiply(w, pool, new Activations().set(x, tokens, cols), plain, stride, 1);
+            PackedGemm.blockAboveFloats = 0;
+            PackedGemm.panelBlockFloats = 2 * FloatGemm.PANEL * cols;
+            PackedGemm.groupFloats = 12 * cols;
+            PackedGemm.multiply(w, pool, new Activations().set(x, tokens, cols), blocked, stride, 1);
+        } finally {
+            PackedGemm.blockAboveFloats = above;
+            PackedGemm.panelBlockFloats = panel;
+            PackedGemm.groupFloats = group;
+        }
+        assertArrayEquals(plain, blocked);
+        double worst = 0;
+        for (int t = 0; t < tokens; t++) {
+            assertEquals(0f, blocked[t * stride]);
+            for (int r = 0; r < rows; r++) {
+                double dot = 0;
+                for (int k = 0; k < cols; k++) {
+                    dot += (double) wf[r * cols + k] * x[t * cols + k];
+                }
+                worst = Math.max(worst, Math.abs(dot - blocked[t * stride + 1 + r]) / Math.sqrt(cols));
+            }
+        }
+        assertTrue(worst < 1e-5, "max scaled abs diff " + worst);
+    }
 }
