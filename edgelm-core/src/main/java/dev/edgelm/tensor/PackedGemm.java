@@ -1,22 +1,30 @@
 package dev.edgelm.tensor;
 
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The float32 GEMM of the vision tower: many tokens (a 512 x 512 image is 1024 rows of activations per matmul)
- * against float weight rows, the loop of {@link WeightMatrix#matmul}'s panel path with a register tile that fits
- * AVX2.
+ * The float32 GEMM of prefill and of the vision tower on machines with 8-lane vectors (AVX2): many tokens against
+ * decoded weight rows, with a register tile that fits AVX2's 16 vector registers.
  *
- * <p>Why not {@link WeightMatrix#matmul} itself: its outer-product kernel ({@link FloatGemm#panelTile}) keeps
- * 8 rows x 2 vectors = 16 accumulators, which with the two activation vectors and a broadcast needs 19 vector
- * registers. AVX-512 has 32 and runs it at full speed; AVX2 has 16, so the kernel spills. Here a tile is 6 rows
- * x 2 vectors (12 accumulators + 3 = 15 registers, the shape of BLIS's Haswell kernel). On one core of a 2-core
- * AVX2 machine (Zen 3; 3072 x 768 F16 weights, 1024 tokens) the bare 6-row tile ran at 50-58 GFLOP/s against
- * 33-41 for the 8-row one in the same processes. With 16 or more lanes it uses {@link WeightMatrix#matmul}.
+ * <p>Why not {@link FloatGemm#panelTile}: it keeps 8 rows x 2 vectors = 16 accumulators, which with the two
+ * activation vectors and a broadcast needs 19 vector registers. AVX-512 has 32 and runs it at full speed; AVX2 has
+ * 16, so the kernel spills. Here a tile is 6 rows x 2 vectors (12 accumulators + 3 = 15 registers, the shape of
+ * BLIS's Haswell kernel): per column, two loads of the packed activation panel (16 tokens), six broadcasts of the
+ * rows' weights, twelve FMAs; the compiled loop has no spill and no bounds check (checked in the disassembly).
+ * One thread, 3072 x 768 x 1024 and 3584 x 1024 x 256 (F32 / F16 rows), alternating in one JVM: 51-67 GFLOP per
+ * CPU-second against 34-39 for the 8-row tile, on a core whose bare FMA peak measured 42-75 in the same minutes.
+ *
+ * <p>Loop order: each thread takes a contiguous share of the rows, decodes 6 of them at a time (every row is decoded
+ * once per matmul) and runs them over every panel of the chunk; the 24 KiB of decoded rows stay in L1 while the
+ * panels stream from L2 / L3. Blocked variants (packed row panels and 256-column slices, BLIS's full loop nest)
+ * lost here: see the lab note on vision speed.
  *
  * <p>Each output is the same chain of float FMAs over the columns in order as {@link FloatGemm#panelTile}, so the
  * two give identical results on the rows of whole 8-row tiles (the old path's remainder rows are dot products).
+ * With 16 lanes or more {@link WeightMatrix#matmul} keeps the 8-row kernel. {@code -Dedgelm.gemm.legacy=true}
+ * makes the text path use the 8-row kernel on AVX2 too (to measure against it).
  */
 public final class PackedGemm {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -24,9 +32,18 @@ public final class PackedGemm {
     static final int PANEL = FloatGemm.PANEL;
     /** Weight rows per tile. */
     static final int MR = 6;
+    /** Whether {@link WeightMatrix#matmul} multiplies chunks of 8 tokens or more through {@link #multiply}. */
+    public static final boolean ENABLED = L == 8 && !Boolean.getBoolean("edgelm.gemm.legacy");
 
     private static final Scratch.Floats ROWS = new Scratch.Floats();
     private static final Scratch.Floats RESULTS = new Scratch.Floats();
+    private static final Scratch.Floats GROUP = new Scratch.Floats();
+    /** Packed activations above which panels go in blocks (8 MiB: beyond L2 and a fair share of L3). Tests shrink these three. */
+    static int blockAboveFloats = 2 * 1024 * 1024;
+    /** Floats of activation panels per block (256 KiB: half of L2). */
+    static int panelBlockFloats = 64 * 1024;
+    /** Floats of decoded rows per group (8 MiB per thread). */
+    static int groupFloats = 2 * 1024 * 1024;
 
     private PackedGemm() {}
 
@@ -36,42 +53,66 @@ public final class PackedGemm {
     }
 
     /**
-     * {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}. Fewer tokens than half a panel,
-     * or vectors of 16 lanes or more, go through {@link WeightMatrix#matmul}.
+     * {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}: {@link WeightMatrix#matmul}, which
+     * on 8-lane machines multiplies chunks of {@link FloatGemm#PANEL} / 2 tokens or more through {@link #multiply}.
+     * Also when the text path's kernel is forced back ({@code edgelm.gemm.legacy}), the vision tower keeps this
+     * class's tile, as before.
      */
     public static void matmul(Parallel pool, WeightMatrix w, Activations in, float[] out, int outStride, int outOff) {
-        int n = in.tokens();
-        int cols = w.cols();
-        if (in.cols() != cols) {
-            throw new IllegalArgumentException(w + " multiplies rows of " + cols + " values, got " + in.cols());
-        }
-        if (L >= 16 || n < PANEL / 2 || in.isEachToken()) {
-            w.matmul(pool, in, out, outStride, outOff);
+        if (!ENABLED && L == 8 && in.tokens() >= PANEL / 2 && !in.isEachToken()) {
+            if (in.cols() != w.cols()) {
+                throw new IllegalArgumentException(w + " multiplies rows of " + w.cols() + " values, got " + in.cols());
+            }
+            multiply(w, pool, in, out, outStride, outOff);
             return;
         }
+        w.matmul(pool, in, out, outStride, outOff);
+    }
+
+    /**
+     * The tiled GEMM: {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}, for 8-lane vectors
+     * and {@code in.cols() == w.cols()}.
+     */
+    static void multiply(WeightMatrix w, Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        int n = in.tokens();
+        int cols = w.cols();
         float[] xt = in.panels(pool);
         int panels = in.panelCount();
         int rows = w.rows();
+        boolean blocked = (long) panels * PANEL * cols > blockAboveFloats;
+        int panelBlock = Math.max(1, panelBlockFloats / (PANEL * cols));
+        int groupRows = Math.max(MR, groupFloats / cols / MR * MR);
         pool.forRange(rows, MR, (long) rows * cols * n, (start, end) -> {
-            float[] a = ROWS.get(MR * cols);
             float[] tmp = RESULTS.get(MR * PANEL);
-            for (int r0 = start; r0 < end; r0 += MR) {
-                int valid = Math.min(MR, end - r0);
-                for (int i = 0; i < MR; i++) {
-                    if (i < valid) {
-                        w.decodeRow(r0 + i, a, i * cols);
-                    } else {
-                        java.util.Arrays.fill(a, i * cols, (i + 1) * cols, 0f);
+            if (!blocked) {
+                float[] a = ROWS.get(MR * cols);
+                for (int r0 = start; r0 < end; r0 += MR) {
+                    int valid = Math.min(MR, end - r0);
+                    decode(w, r0, valid, a, 0);
+                    for (int p = 0; p < panels; p++) {
+                        tile(a, 0, cols, xt, p * PANEL * cols, tmp);
+                        write(tmp, valid, Math.min(PANEL, n - p * PANEL), out, outStride, outOff, r0, p * PANEL);
                     }
                 }
-                for (int p = 0; p < panels; p++) {
-                    int t0 = p * PANEL;
-                    tile(a, cols, xt, p * PANEL * cols, tmp);
-                    int tokens = Math.min(PANEL, n - t0);
-                    for (int j = 0; j < tokens; j++) {
-                        int o = (t0 + j) * outStride + outOff + r0;
-                        for (int i = 0; i < valid; i++) {
-                            out[o + i] = tmp[i * PANEL + j];
+                return;
+            }
+            // Many tokens of long rows: a group of rows decoded once, then blocks of panels that stay in L2
+            // while every row tile of the group runs over them.
+            float[] a = GROUP.get(Math.min(groupRows, (end - start + MR - 1) / MR * MR) * cols);
+            for (int g0 = start; g0 < end; g0 += groupRows) {
+                int g1 = Math.min(end, g0 + groupRows);
+                int tiles = (g1 - g0 + MR - 1) / MR;
+                for (int q = 0; q < tiles; q++) {
+                    decode(w, g0 + q * MR, Math.min(MR, g1 - g0 - q * MR), a, q * MR * cols);
+                }
+                for (int p0 = 0; p0 < panels; p0 += panelBlock) {
+                    int p1 = Math.min(panels, p0 + panelBlock);
+                    for (int q = 0; q < tiles; q++) {
+                        int r0 = g0 + q * MR;
+                        int valid = Math.min(MR, g1 - r0);
+                        for (int p = p0; p < p1; p++) {
+                            tile(a, q * MR * cols, cols, xt, p * PANEL * cols, tmp);
+                            write(tmp, valid, Math.min(PANEL, n - p * PANEL), out, outStride, outOff, r0, p * PANEL);
                         }
                     }
                 }
@@ -79,24 +120,46 @@ public final class PackedGemm {
         });
     }
 
+    /** Rows {@code [r0, r0 + valid)} of {@code w} into {@code a[off ..]}, {@link #MR} rows, zeros past the valid ones. */
+    private static void decode(WeightMatrix w, int r0, int valid, float[] a, int off) {
+        int cols = w.cols();
+        for (int i = 0; i < MR; i++) {
+            if (i < valid) {
+                w.decodeRow(r0 + i, a, off + i * cols);
+            } else {
+                Arrays.fill(a, off + i * cols, off + (i + 1) * cols, 0f);
+            }
+        }
+    }
+
+    /** A tile's results ({@code tmp[i * PANEL + j]}) to rows {@code r0 + i < r0 + valid} of tokens {@code t0 + j}. */
+    private static void write(float[] tmp, int valid, int tokens, float[] out, int outStride, int outOff, int r0, int t0) {
+        for (int j = 0; j < tokens; j++) {
+            int o = (t0 + j) * outStride + outOff + r0;
+            for (int i = 0; i < valid; i++) {
+                out[o + i] = tmp[i * PANEL + j];
+            }
+        }
+    }
+
     /**
-     * {@link #MR} decoded rows ({@code w}, back to back, {@code cols} each) against one packed panel at
-     * {@code xt[xtOff..]}: {@code tmp[i * PANEL + j] = sum over k of w[i * cols + k] * xt[xtOff + k * PANEL + j]}.
+     * {@link #MR} decoded rows ({@code w[wOff ..]}, back to back, {@code cols} each) against one packed panel at
+     * {@code xt[xtOff..]}: {@code tmp[i * PANEL + j] = sum over k of w[wOff + i * cols + k] * xt[xtOff + k * PANEL + j]}.
      */
-    static void tile(float[] w, int cols, float[] xt, int xtOff, float[] tmp) {
+    static void tile(float[] w, int wOff, int cols, float[] xt, int xtOff, float[] tmp) {
         FloatVector a00 = FloatVector.zero(F), a01 = FloatVector.zero(F);
         FloatVector a10 = FloatVector.zero(F), a11 = FloatVector.zero(F);
         FloatVector a20 = FloatVector.zero(F), a21 = FloatVector.zero(F);
         FloatVector a30 = FloatVector.zero(F), a31 = FloatVector.zero(F);
         FloatVector a40 = FloatVector.zero(F), a41 = FloatVector.zero(F);
         FloatVector a50 = FloatVector.zero(F), a51 = FloatVector.zero(F);
-        int c1 = cols, c2 = 2 * cols, c3 = 3 * cols, c4 = 4 * cols, c5 = 5 * cols;
+        int c0 = wOff, c1 = c0 + cols, c2 = c1 + cols, c3 = c2 + cols, c4 = c3 + cols, c5 = c4 + cols;
         for (int k = 0; k < cols; k++) {
             int xo = xtOff + k * PANEL;
             FloatVector x0 = FloatVector.fromArray(F, xt, xo);
             FloatVector x1 = FloatVector.fromArray(F, xt, xo + L);
             FloatVector b;
-            b = FloatVector.broadcast(F, w[k]);
+            b = FloatVector.broadcast(F, w[c0 + k]);
             a00 = b.fma(x0, a00);
             a01 = b.fma(x1, a01);
             b = FloatVector.broadcast(F, w[c1 + k]);

@@ -123,7 +123,12 @@ public abstract class WeightMatrix {
             return;
         }
         if (n >= FloatGemm.PANEL / 2) {
-            matmulPanels(pool, in, out, outStride, outOff);
+            if (PackedGemm.ENABLED) {
+                // 8-lane vectors (AVX2): the 6-row tile, which fits 16 registers (the 8-row one needs 19).
+                PackedGemm.multiply(this, pool, in, out, outStride, outOff);
+            } else {
+                matmulPanels(pool, in, out, outStride, outOff);
+            }
             return;
         }
         // Few tokens: the dot-product tile, four rows by four tokens.
@@ -146,14 +151,14 @@ public abstract class WeightMatrix {
     }
 
     /**
-     * A chunk of tokens: the activations are packed once into panels of {@link FloatGemm#PANEL} tokens, then
+     * A chunk of tokens with 16-lane vectors (or {@code -Dedgelm.gemm.legacy=true}): the activations are packed once into panels of {@link FloatGemm#PANEL} tokens, then
      * each thread decodes {@link FloatGemm#PANEL_ROWS} rows at a time and runs the outer-product kernel over
      * every panel of a block. A block of panels holds up to 16 MiB of activations (-Dedgelm.xblock=FLOATS
      * overrides), which in practice means the whole chunk: each row tile is decoded once per block, and
      * decoding once and streaming the panels from L3 beat re-decoding per L2-sized block (one thread, Q8_0,
      * 256 tokens: 125-129 GFLOP/s against 95-109 with 512 KiB blocks, at the 0.8B and 2B MLP shapes).
      */
-    private void matmulPanels(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+    final void matmulPanels(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         int n = in.tokens();
         float[] x = in.x();
         int panelFloats = FloatGemm.PANEL * cols;

@@ -1,5 +1,6 @@
 package dev.edgelm.tensor;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,7 +19,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class PackedGemmTest {
 
     @ParameterizedTest
-    @CsvSource({"13,37,70,2", "6,16,8,1", "64,100,33,2", "1,9,5,2", "23,8,16,2", "50,3,40,2"})
+    @CsvSource({"13,37,70,2", "6,16,8,1", "64,100,33,2", "1,9,5,2", "23,8,16,2", "50,3,40,2", "100,256,96,2", "37,12,300,1"})
     void matchesTheDefinition(int rows, int tokens, int cols, int threads) {
         SplittableRandom rnd = new SplittableRandom(rows * 1009L + tokens * 31L + cols);
         MemorySegment seg = MemorySegment.ofArray(new byte[2 * rows * cols]);
@@ -36,7 +37,16 @@ class PackedGemmTest {
         float[] plain = new float[tokens * stride];
         try (Parallel pool = new Parallel(threads)) {
             PackedGemm.matmul(pool, w, new Activations().set(x, tokens, cols), out, stride, 2);
-            w.matmul(pool, new Activations().set(x, tokens, cols), plain, stride, 2);
+            // the 8-row panel kernel (the text path before, and with 16-lane vectors), for chunks it takes
+            if (tokens >= FloatGemm.PANEL / 2) {
+                w.matmulPanels(pool, new Activations().set(x, tokens, cols), plain, stride, 2);
+            } else {
+                w.matmul(pool, new Activations().set(x, tokens, cols), plain, stride, 2);
+            }
+            // and the text path: WeightMatrix.matmul (this kernel itself on 8-lane machines)
+            float[] viaMatmul = new float[tokens * stride];
+            w.matmul(pool, new Activations().set(x, tokens, cols), viaMatmul, stride, 2);
+            assertArrayEquals(out, viaMatmul);
         }
         double worst = 0;
         for (int t = 0; t < tokens; t++) {
@@ -57,5 +67,53 @@ class PackedGemmTest {
                 assertEquals(plain[t * stride + 2 + r], out[t * stride + 2 + r], 0f, "token " + t + ", row " + r);
             }
         }
+    }
+
+    /**
+     * Many tokens of long rows go in groups of decoded rows and blocks of panels (shrunk here to 2 panels and 12
+     * rows): the same bits as the one-tile-at-a-time loop, and the definition.
+     */
+    @ParameterizedTest
+    @CsvSource({"13,37,70,2", "64,100,33,2", "50,40,40,1", "31,70,19,2"})
+    void blockedLoopGivesTheSameBits(int rows, int tokens, int cols, int threads) {
+        SplittableRandom rnd = new SplittableRandom(rows * 7L + tokens * 13L + cols);
+        float[] wf = new float[rows * cols];
+        for (int i = 0; i < wf.length; i++) {
+            wf[i] = (float) rnd.nextGaussian();
+        }
+        WeightMatrix w = new F32Matrix(MemorySegment.ofArray(wf), rows, cols);
+        float[] x = new float[tokens * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        int stride = rows + 1;
+        float[] plain = new float[tokens * stride];
+        float[] blocked = new float[tokens * stride];
+        int above = PackedGemm.blockAboveFloats, panel = PackedGemm.panelBlockFloats, group = PackedGemm.groupFloats;
+        try (Parallel pool = new Parallel(threads)) {
+            PackedGemm.blockAboveFloats = Integer.MAX_VALUE;
+            PackedGemm.multiply(w, pool, new Activations().set(x, tokens, cols), plain, stride, 1);
+            PackedGemm.blockAboveFloats = 0;
+            PackedGemm.panelBlockFloats = 2 * FloatGemm.PANEL * cols;
+            PackedGemm.groupFloats = 12 * cols;
+            PackedGemm.multiply(w, pool, new Activations().set(x, tokens, cols), blocked, stride, 1);
+        } finally {
+            PackedGemm.blockAboveFloats = above;
+            PackedGemm.panelBlockFloats = panel;
+            PackedGemm.groupFloats = group;
+        }
+        assertArrayEquals(plain, blocked);
+        double worst = 0;
+        for (int t = 0; t < tokens; t++) {
+            assertEquals(0f, blocked[t * stride]);
+            for (int r = 0; r < rows; r++) {
+                double dot = 0;
+                for (int k = 0; k < cols; k++) {
+                    dot += (double) wf[r * cols + k] * x[t * cols + k];
+                }
+                worst = Math.max(worst, Math.abs(dot - blocked[t * stride + 1 + r]) / Math.sqrt(cols));
+            }
+        }
+        assertTrue(worst < 1e-5, "max scaled abs diff " + worst);
     }
 }
