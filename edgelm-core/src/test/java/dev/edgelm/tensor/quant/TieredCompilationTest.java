@@ -43,8 +43,16 @@ class TieredCompilationTest {
                 "Q5_KMatrix::decodeRow", "Q2_KMatrix::dot", "Q3_KMatrix::dot")) {
             assertTrue(top.keySet().stream().anyMatch(k -> k.endsWith(kernel)), kernel + " was not compiled at all: " + top);
         }
+        Map<String, Integer> sizes = bytecodeSizes(log);
         for (Map.Entry<String, Integer> e : top.entrySet()) {
-            if (KERNEL.matcher(e.getKey()).find()) {
+            if (!KERNEL.matcher(e.getKey()).find()) {
+                continue;
+            }
+            // A small method that C1 compiled with profiling (tier 3) and that C2 then inlined into every hot caller
+            // (a width dispatcher such as Q4_0Matrix.dot, whose 8-lane body is dot8) needs no C2 code of its own:
+            // it is slow only where it is the loop, and then C2 compiles it. Tier 2 (the stuck state) never passes.
+            boolean inlinedDispatcher = e.getValue() == 3 && sizes.getOrDefault(e.getKey(), Integer.MAX_VALUE) <= INLINE_SIZE;
+            if (!inlinedDispatcher) {
                 assertEquals(4, e.getValue(), e.getKey() + " never reached tier 4 (C2); tiers seen: " + top);
             }
         }
@@ -77,6 +85,22 @@ class TieredCompilationTest {
                 throw new AssertionError("a kernel the JIT gave up on (split it, see docs/kernels.md): " + line);
             }
         }
+    }
+
+    /** HotSpot's {@code FreqInlineSize} on x86-64: C2 inlines a hot call to a method of at most this many bytecodes. */
+    private static final int INLINE_SIZE = 325;
+    private static final Pattern SIZE = Pattern.compile("(dev\\.edgelm\\.tensor\\.quant\\.\\w+::\\w+) \\((\\d+) bytes\\)");
+
+    /** The bytecode size PrintCompilation gives for each method of the quant package. */
+    private static Map<String, Integer> bytecodeSizes(List<String> log) {
+        Map<String, Integer> sizes = new TreeMap<>();
+        for (String line : log) {
+            Matcher m = SIZE.matcher(line);
+            if (m.find()) {
+                sizes.put(m.group(1), Integer.parseInt(m.group(2)));
+            }
+        }
+        return sizes;
     }
 
     /** The highest tier each EdgeLM method of the quant package was compiled at (standard entries only, not OSR). */
