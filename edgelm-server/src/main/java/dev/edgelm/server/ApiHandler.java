@@ -542,6 +542,11 @@ final class ApiHandler extends Handler.Abstract {
             if (e.status() == 401) {
                 response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
             }
+            if (e.status() == 413) {
+                // the rest of the body is never read, so the connection cannot carry another request: say so, or a
+                // client that reuses it sends its next request into a socket the server is closing
+                response.getHeaders().put(HttpHeader.CONNECTION, "close");
+            }
             send(response, callback, e.status(), errorBody(e));
         } catch (IOException io) {
             callback.failed(io);
