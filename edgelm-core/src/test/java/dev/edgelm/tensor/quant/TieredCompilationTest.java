@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,14 +124,22 @@ class TieredCompilationTest {
         cmd.addAll(List.of(flags));
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         cmd.addAll(List.of("-cp", cp, KernelWorkout.class.getName(), Integer.toString(calls)));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(10, TimeUnit.MINUTES)) {
-            p.destroyForcibly();
+        // the output goes to a file, so that a child that hangs is stopped by the timeout (reading its pipe to the end
+        // would wait for it forever)
+        Path log = Files.createTempFile("edgelm-workout-", ".log");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            p.getOutputStream().close();
+            if (!p.waitFor(10, TimeUnit.MINUTES)) {
+                p.destroyForcibly().waitFor();
+                throw new AssertionError("the workout process ran past 10 minutes:\n" + Files.readString(log, StandardCharsets.UTF_8));
+            }
+            String out = Files.readString(log, StandardCharsets.UTF_8);
+            assertEquals(0, p.exitValue(), "the workout process failed:\n" + out);
+            assertTrue(out.contains("done"), out);
+            return out.lines().toList();
+        } finally {
+            Files.deleteIfExists(log);
         }
-        assertEquals(0, p.exitValue(), "the workout process failed:\n" + out);
-        assertTrue(out.contains("done"), out);
-        return out.lines().toList();
     }
 }
