@@ -9,6 +9,7 @@ import dev.edgelm.synth.SynthShape;
 import dev.edgelm.tensor.GgmlType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -47,16 +48,28 @@ public final class KernelPrimer implements AutoCloseable {
      */
     static final int PROMPT_TOKENS = 40;
     static final int DECODE_TOKENS = 4;
-    /** Enough passes for the kernels to reach C2; each takes milliseconds once compiled. */
+    /** The passes {@link #finish()} waits for: enough for the kernels to reach C2. */
     static final int PASSES = 12;
-    /** For measuring: {@code edgelm.primer.passes} and {@code edgelm.primer.threads} (the pool of the tiny model). */
-    private static final int PASS_LIMIT = Integer.getInteger("edgelm.primer.passes", PASSES);
+    /**
+     * The passes run while the real model is still loading, if time allows: each one that runs before the prompt
+     * is a compilation the prompt does not wait for (docs/lab/startup.md: 12 passes against 40 and 60).
+     */
+    static final int MAX_PASSES = 64;
+    /**
+     * For measuring: {@code edgelm.primer.passes} (the passes {@link #finish()} waits for), {@code edgelm.primer.threads}
+     * (the tiny model's pool) and {@code edgelm.primer.log=true} (each step's JVM uptime on standard error).
+     */
+    private static final int PASS_MINIMUM = Integer.getInteger("edgelm.primer.passes", PASSES);
+    private static final int PASS_LIMIT = Math.max(PASS_MINIMUM, MAX_PASSES);
+    private static final boolean LOG = Boolean.getBoolean("edgelm.primer.log");
     private static final int THREADS = Integer.getInteger("edgelm.primer.threads", 1);
 
     private final Thread thread;
     /** The file the real model is loaded from (null: none is coming, stop). */
     private final CompletableFuture<Path> model = new CompletableFuture<>();
     private volatile boolean stopRequested;
+    /** Set by {@link #finish()}: the real model is loaded, run no more passes than {@link #PASSES}. */
+    private volatile boolean finishing;
     private volatile int passes;
     /**
      * Whether {@link #close()} lets every pass run: measured, a first token 2.4-2.8 s after the prompt against
@@ -93,7 +106,7 @@ public final class KernelPrimer implements AutoCloseable {
         model.complete(file);
     }
 
-    /** Runs every pass on the calling thread on a tiny Q8_0 model; returns how many ran. Failures are thrown. */
+    /** Runs {@link #PASSES} passes on the calling thread on a tiny Q8_0 model; returns how many ran. Failures are thrown. */
     public static int runToCompletion() {
         return runToCompletion(Map.of());
     }
@@ -101,6 +114,7 @@ public final class KernelPrimer implements AutoCloseable {
     /** As {@link #runToCompletion()}, with the tensor types of a real file (name to type, as in its header). */
     static int runToCompletion(Map<String, GgmlType> types) {
         KernelPrimer p = new KernelPrimer(false);
+        p.finishing = true; // nothing loads meanwhile: the passes finish() would wait for
         p.passes(types);
         return p.passes;
     }
@@ -142,6 +156,12 @@ public final class KernelPrimer implements AutoCloseable {
         }
     }
 
+    private static void log(String step) {
+        if (LOG) {
+            System.err.println("primer " + step + " at " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms");
+        }
+    }
+
     private void passes(Map<String, GgmlType> types) {
         Path file;
         try {
@@ -152,21 +172,25 @@ public final class KernelPrimer implements AutoCloseable {
         try {
             Files.delete(file); // the writer creates it atomically
             file.toFile().deleteOnExit(); // should the process end during a pass
+            log("types");
             PrimerModel.write(types, file);
+            log("written");
             try (Engine engine = Engine.load(file, EngineOptions.defaults().withThreads(THREADS)
                     .withMaxNumTokens(PROMPT_TOKENS + DECODE_TOKENS))) {
+                log("loaded");
                 int[] prompt = new int[PROMPT_TOKENS];
                 for (int i = 0; i < prompt.length; i++) {
                     prompt[i] = 'a' + i % 26;
                 }
                 Session session = engine.newSession();
-                for (int pass = 0; pass < PASS_LIMIT && !stopRequested; pass++) {
+                for (int pass = 0; pass < PASS_LIMIT && !stopRequested && !(finishing && pass >= PASS_MINIMUM); pass++) {
                     session.reset();
                     session.prefill(prompt, ChunkPlan.maxChunk(PROMPT_TOKENS));
                     for (int i = 0; i < DECODE_TOKENS && !stopRequested; i++) {
                         session.decode(prompt[i]);
                     }
                     passes = pass + 1;
+                    log("pass " + pass);
                 }
             }
         } catch (IOException e) {
@@ -186,11 +210,13 @@ public final class KernelPrimer implements AutoCloseable {
     }
 
     /**
-     * Waits for the passes to end (with {@code edgelm.primer=stop}: only for the one in flight). Call it before
-     * the first forward pass of the real model.
+     * Waits until {@link #PASSES} passes have run, or for the one in flight if more have (with
+     * {@code edgelm.primer=stop}: only for the one in flight). Call it before the first forward pass of the real
+     * model.
      */
     public void finish() {
         stopRequested = !waitForAll;
+        finishing = true;
         model.complete(null); // no file named: nothing to prime
         join();
     }

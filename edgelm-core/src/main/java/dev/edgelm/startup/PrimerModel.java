@@ -1,26 +1,17 @@
 package dev.edgelm.startup;
 
 import dev.edgelm.convert.QuantRecipe;
-import dev.edgelm.format.gguf.GgufFile;
-import dev.edgelm.format.gguf.GgufTensor;
+import dev.edgelm.convert.Qwen35Tensors;
 import dev.edgelm.format.gguf.GgufTensorInfo;
-import dev.edgelm.format.gguf.GgufValue;
 import dev.edgelm.format.gguf.GgufWriter;
 import dev.edgelm.synth.SynthShape;
 import dev.edgelm.synth.SyntheticModel;
 import dev.edgelm.tensor.GgmlType;
-import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.tensor.quant.GgmlMatrices;
-import dev.edgelm.tensor.quant.Q4_0Matrix;
-import dev.edgelm.tensor.quant.Q8_0Matrix;
-import dev.edgelm.util.AtomicFiles;
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -37,9 +28,9 @@ import java.util.regex.Pattern;
  * (a Q4_K_M file's {@code ffn_down} is Q6_K in some layers, Q4_K in others), the tiny model's layers take them
  * in turn.
  *
- * <p>The weights only have to keep the forward pass finite, not to mean anything: the types EdgeLM can encode
- * (F32, F16, BF16, Q8_0, Q4_0) get the synthetic model's Gaussian values; the others (K-quants, Q4_1, Q5_0,
- * Q5_1) get pseudo-random quant bytes under a small block scale.
+ * <p>The weights only have to keep the forward pass finite, not to mean anything: quantised matrices get
+ * pseudo-random quant bytes under a small block scale, float ones small pseudo-random values, the small F32
+ * tensors (norms, decay, convolution) constants.
  */
 final class PrimerModel {
     /** The primer shape widened to 256 for the formats whose blocks hold 256 values (the K-quants). */
@@ -93,75 +84,67 @@ final class PrimerModel {
         return plan;
     }
 
-    /** Writes the tiny model for a real file with tensor types {@code real} to {@code output}. */
-    static void write(Map<String, GgmlType> real, Path output) throws IOException {
+    /**
+     * Writes the tiny model for a real file with tensor types {@code real} to {@code output}, with bytes that
+     * cost nothing to make (no Gaussian draws, no quantiser: on a fresh JVM those run interpreted, and the
+     * synthetic model's writer took 0.9 s of the primer's start that way).
+     */
+    static void write(Map<String, GgmlType> real, Path output) {
         SynthShape shape = shapeFor(real);
-        Path base = AtomicFiles.createTemporarySibling(output);
-        try {
-            Files.delete(base); // the writer creates it atomically
-            SyntheticModel.write(shape, QuantRecipe.INT8, 1, base, w -> {}, null, 1);
-            try (GgufFile f = GgufFile.open(base)) {
-                List<GgufTensorInfo> infos = List.copyOf(f.tensorInfos().values());
-                Map<String, GgmlType> plan = plan(infos, real);
-                boolean same = infos.stream().allMatch(t -> plan.get(t.name()) == t.type());
-                if (!same) {
-                    retype(f, infos, plan, output);
-                    return;
-                }
-            }
-            Files.move(base, output, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(base);
+        List<Qwen35Tensors.Entry> entries = Qwen35Tensors.of(shape.config());
+        List<GgufTensorInfo> tiny = new ArrayList<>();
+        for (Qwen35Tensors.Entry e : entries) {
+            tiny.add(new GgufTensorInfo(e.name(), e.dims(), e.type(QuantRecipe.INT8, w -> {}), 0));
         }
-    }
-
-    private static void retype(GgufFile f, List<GgufTensorInfo> infos, Map<String, GgmlType> plan, Path output) {
+        Map<String, GgmlType> plan = plan(tiny, real);
         List<GgufWriter.TensorSpec> specs = new ArrayList<>();
-        for (GgufTensorInfo t : infos) {
+        for (GgufTensorInfo t : tiny) {
             specs.add(new GgufWriter.TensorSpec(t.name(), t.dims(), plan.get(t.name())));
         }
-        Map<String, GgufValue> meta = new LinkedHashMap<>(f.metadata().asMap());
         SplittableRandom random = new SplittableRandom(1);
-        try (GgufWriter w = GgufWriter.create(output, meta, specs)) {
-            for (GgufTensorInfo t : infos) {
-                GgufTensor src = f.tensor(t);
-                GgmlType type = plan.get(t.name());
-                if (type == t.type()) {
-                    w.write(src.data().asByteBuffer());
-                    continue;
+        try (GgufWriter w = GgufWriter.create(output, SyntheticModel.metadata(shape, QuantRecipe.INT8, 1), specs)) {
+            for (Qwen35Tensors.Entry e : entries) {
+                GgmlType type = plan.get(e.name());
+                MemorySegment bytes = MemorySegment.ofArray(new byte[(int) type.byteSize((long) e.rows() * e.cols())]);
+                if (type == GgmlType.F32 && e.kind().storage() == Qwen35Tensors.Storage.F32) {
+                    bytes.fill((byte) 0);
+                    float v = constant(e.kind());
+                    for (long i = 0; i < bytes.byteSize(); i += 4) {
+                        bytes.set(F32, i, v);
+                    }
+                } else {
+                    fill(type, bytes, random);
                 }
-                int cols = (int) t.rowLength();
-                long rows = t.rowCount();
-                WeightMatrix m = src.asMatrix();
-                MemorySegment row = MemorySegment.ofArray(new byte[(int) type.byteSize(cols)]);
-                float[] one = new float[cols];
-                for (int r = 0; r < rows; r++) {
-                    m.decodeRow(r, one, 0);
-                    encode(type, one, row, random);
-                    w.write(row.asByteBuffer());
-                }
+                w.write(bytes.asByteBuffer());
             }
             w.finish();
         }
     }
 
-    /** One row of {@code type}: the values themselves where EdgeLM has the encoder, random quant bytes otherwise. */
-    static void encode(GgmlType type, float[] row, MemorySegment dst, SplittableRandom random) {
-        int cols = row.length;
+    /** The value of every element of a small F32 tensor: a norm gain of 1, a decay and a step of the usual sizes. */
+    private static float constant(Qwen35Tensors.Kind kind) {
+        return switch (kind) {
+            case SSM_A -> -2f; // -exp(A_log): a decay rate
+            case SSM_DT_BIAS -> -4.6f; // softplus^-1(0.01)
+            case SSM_CONV1D -> 0.25f;
+            default -> 1f; // norm gains
+        };
+    }
+
+    /** A matrix of {@code type}: small pseudo-random floats, or pseudo-random quant bytes under a small block scale. */
+    static void fill(GgmlType type, MemorySegment dst, SplittableRandom random) {
         switch (type) {
-            case F32 -> MemorySegment.copy(row, 0, dst, F32, 0, cols);
-            case F16 -> {
-                for (int i = 0; i < cols; i++) {
-                    dst.set(U16, 2L * i, Float.floatToFloat16(row[i]));
+            case F32, F16, BF16 -> {
+                int size = type.typeSize();
+                for (long i = 0; i < dst.byteSize(); i += size) {
+                    float v = (float) ((random.nextDouble() - 0.5) * 0.04);
+                    switch (type) {
+                        case F32 -> dst.set(F32, i, v);
+                        case F16 -> dst.set(U16, i, Float.floatToFloat16(v));
+                        default -> dst.set(U16, i, (short) (Float.floatToRawIntBits(v) >>> 16));
+                    }
                 }
             }
-            case BF16 -> {
-                for (int i = 0; i < cols; i++) {
-                    dst.set(U16, 2L * i, (short) (Float.floatToRawIntBits(row[i]) >>> 16)); // truncation will do here
-                }
-            }
-            case Q8_0 -> Q8_0Matrix.quantize(row, 0, cols, dst, 0);
-            case Q4_0 -> Q4_0Matrix.quantize(row, 0, cols, dst, 0);
             default -> randomBlocks(type, dst, random);
         }
     }
@@ -182,7 +165,7 @@ final class PrimerModel {
     static int[] scaleOffsets(GgmlType type) {
         return switch (type) {
             case Q4_1, Q5_1, Q4_K, Q5_K -> new int[] {0, 2}; // d, then m / dmin
-            case Q5_0 -> new int[] {0};
+            case Q8_0, Q4_0, Q5_0 -> new int[] {0};
             case Q2_K -> new int[] {80, 82}; // after scales[16] and qs[64]
             case Q3_K -> new int[] {108}; // after hmask[32], qs[64], scales[12]
             case Q6_K -> new int[] {208}; // after ql[128], qh[64], scales[16]
