@@ -192,6 +192,7 @@ final class RunCommand implements Callable<Integer> {
     private int local(ProcessContext context, PrintWriter err, KernelPrimer primer, String question, boolean interactive) {
         ModelResolver.Resolved resolved = source.resolve(model, context);
         Path path = resolved.path();
+        primer.forModel(path); // the passes start, with this file's tensor types, while the header is read here
         ChatFormat loaded = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
                 + ": this model has no tokenizer, so it cannot take text; it runs on token ids only: edgelm score "
                 + path + " --tokens 1,2,3"));

@@ -121,6 +121,7 @@ final class ServeCommand implements Callable<Integer> {
         err.println("edgelm serve: listening on " + url + " (loading " + model + ")");
         try (KernelPrimer primer = KernelPrimer.start()) { // the kernels compile while the model loads
             Path path = source.resolve(model, main.context).path();
+            primer.forModel(path);
             ChatFormat format = ChatFormat.loadIfPresent(path).orElseThrow(() -> new EdgeLmException(path
                     + ": this model has no tokenizer, so it cannot take text"));
             format.template();

@@ -1,16 +1,20 @@
 package dev.edgelm.startup;
 
-import dev.edgelm.convert.QuantRecipe;
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.EngineOptions;
 import dev.edgelm.engine.Session;
+import dev.edgelm.format.gguf.GgufTensorTypes;
 import dev.edgelm.model.ChunkPlan;
 import dev.edgelm.synth.SynthShape;
-import dev.edgelm.synth.SyntheticModel;
+import dev.edgelm.tensor.GgmlType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 /**
  * Gets the kernels of a fresh process compiled before its first prompt: forward passes of a tiny synthetic
@@ -22,7 +26,10 @@ import java.nio.file.Path;
  * 47-token prompt on the 0.8B int8 file, half of it on on-stack replacements (docs/lab/startup.md). The tiny
  * model has the released models' head widths and head groups (so the kernels take the branches the real model
  * takes) but a hidden size of 128 and four layers, so a pass costs little even interpreted, and twelve
- * passes call each kernel often enough for C2 to compile it while the real model is still being read.
+ * passes call each kernel often enough for C2 to compile it while the real model is still being read. Its
+ * tensors take the ggml types of the file about to be loaded ({@link #forModel}, read from that file's header
+ * on the primer's thread; see {@link PrimerModel}): a Q4_K_M file gets its Q4_K and Q6_K kernels compiled, not
+ * Q8_0's.
  *
  * <p>The passes share nothing with the real model (their own engine, file and thread); {@link #close()} waits
  * for them, so that they never compete with a real forward pass for the cores.
@@ -41,11 +48,28 @@ public final class KernelPrimer implements AutoCloseable {
      */
     static final int PROMPT_TOKENS = 40;
     static final int DECODE_TOKENS = 4;
-    /** Enough passes for the kernels to reach C2; each takes milliseconds once compiled. */
+    /** The passes {@link #finish()} waits for: enough for the kernels to reach C2. */
     static final int PASSES = 12;
+    /**
+     * The passes run while the real model is still loading, if time allows: each one that runs before the prompt
+     * is a compilation the prompt does not wait for (docs/lab/startup.md: 12 passes against 40 and 60).
+     */
+    static final int MAX_PASSES = 64;
+    /**
+     * For measuring: {@code edgelm.primer.passes} (the passes {@link #finish()} waits for), {@code edgelm.primer.threads}
+     * (the tiny model's pool) and {@code edgelm.primer.log=true} (each step's JVM uptime on standard error).
+     */
+    private static final int PASS_MINIMUM = Integer.getInteger("edgelm.primer.passes", PASSES);
+    private static final int PASS_LIMIT = Math.max(PASS_MINIMUM, MAX_PASSES);
+    private static final boolean LOG = Boolean.getBoolean("edgelm.primer.log");
+    private static final int THREADS = Integer.getInteger("edgelm.primer.threads", 1);
 
     private final Thread thread;
+    /** The file the real model is loaded from (null: none is coming, stop). */
+    private final CompletableFuture<Path> model = new CompletableFuture<>();
     private volatile boolean stopRequested;
+    /** Set by {@link #finish()}: the real model is loaded, run no more passes than {@link #PASSES}. */
+    private volatile boolean finishing;
     private volatile int passes;
     /**
      * Whether {@link #close()} lets every pass run: measured, a first token 2.4-2.8 s after the prompt against
@@ -74,22 +98,71 @@ public final class KernelPrimer implements AutoCloseable {
         return p;
     }
 
-    /** Runs every pass on the calling thread; returns how many ran. Failures are thrown. */
+    /**
+     * Names the file the real model will be loaded from: the passes start, on a tiny model with that file's
+     * tensor types. Call it as soon as the model reference is resolved; until then the primer's thread waits.
+     */
+    public void forModel(Path file) {
+        model.complete(file);
+    }
+
+    /** Runs {@link #PASSES} passes on the calling thread on a tiny Q8_0 model; returns how many ran. Failures are thrown. */
     public static int runToCompletion() {
+        return runToCompletion(Map.of());
+    }
+
+    /** As {@link #runToCompletion()}, with the tensor types of a real file (name to type, as in its header). */
+    static int runToCompletion(Map<String, GgmlType> types) {
         KernelPrimer p = new KernelPrimer(false);
-        p.passes();
+        p.finishing = true; // nothing loads meanwhile: the passes finish() would wait for
+        p.passes(types);
         return p.passes;
     }
 
     private void runQuietly() {
         try {
-            passes();
+            Path file = awaitModel();
+            if (file == null) {
+                return;
+            }
+            Map<String, GgmlType> types;
+            try {
+                types = GgufTensorTypes.read(file);
+            } catch (RuntimeException e) {
+                types = Map.of(); // not a GGUF (a checkpoint folder, a damaged file): prime the Q8_0 kernels
+            }
+            passes(types);
         } catch (RuntimeException | Error e) {
             // nothing to report: priming only saves time, and the real model meets any real failure itself
         }
     }
 
-    private void passes() {
+    private Path awaitModel() {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return model.get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    return null;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void log(String step) {
+        if (LOG) {
+            System.err.println("primer " + step + " at " + ManagementFactory.getRuntimeMXBean().getUptime() + " ms");
+        }
+    }
+
+    private void passes(Map<String, GgmlType> types) {
         Path file;
         try {
             file = Files.createTempFile("edgelm-primer-", ".gguf");
@@ -99,21 +172,25 @@ public final class KernelPrimer implements AutoCloseable {
         try {
             Files.delete(file); // the writer creates it atomically
             file.toFile().deleteOnExit(); // should the process end during a pass
-            SyntheticModel.write(SHAPE, QuantRecipe.INT8, 1, file, w -> {}, null, 1);
-            try (Engine engine = Engine.load(file, EngineOptions.defaults().withThreads(1)
+            log("types");
+            PrimerModel.write(types, file);
+            log("written");
+            try (Engine engine = Engine.load(file, EngineOptions.defaults().withThreads(THREADS)
                     .withMaxNumTokens(PROMPT_TOKENS + DECODE_TOKENS))) {
+                log("loaded");
                 int[] prompt = new int[PROMPT_TOKENS];
                 for (int i = 0; i < prompt.length; i++) {
                     prompt[i] = 'a' + i % 26;
                 }
                 Session session = engine.newSession();
-                for (int pass = 0; pass < PASSES && !stopRequested; pass++) {
+                for (int pass = 0; pass < PASS_LIMIT && !stopRequested && !(finishing && pass >= PASS_MINIMUM); pass++) {
                     session.reset();
                     session.prefill(prompt, ChunkPlan.maxChunk(PROMPT_TOKENS));
                     for (int i = 0; i < DECODE_TOKENS && !stopRequested; i++) {
                         session.decode(prompt[i]);
                     }
                     passes = pass + 1;
+                    log("pass " + pass);
                 }
             }
         } catch (IOException e) {
@@ -133,11 +210,14 @@ public final class KernelPrimer implements AutoCloseable {
     }
 
     /**
-     * Waits for the passes to end (with {@code edgelm.primer=stop}: only for the one in flight). Call it before
-     * the first forward pass of the real model.
+     * Waits until {@link #PASSES} passes have run, or for the one in flight if more have (with
+     * {@code edgelm.primer=stop}: only for the one in flight). Call it before the first forward pass of the real
+     * model.
      */
     public void finish() {
         stopRequested = !waitForAll;
+        finishing = true;
+        model.complete(null); // no file named: nothing to prime
         join();
     }
 
@@ -145,6 +225,7 @@ public final class KernelPrimer implements AutoCloseable {
     @Override
     public void close() {
         stopRequested = true;
+        model.complete(null);
         join();
     }
 

@@ -48,16 +48,22 @@ public final class SyntheticModel {
     public static RowStreamWriter.Result write(SynthShape shape, QuantRecipe recipe, long seed, Path output,
                                                Consumer<String> warn, RowStreamWriter.Progress progress, int threads) {
         Qwen35Config c = shape.config();
-        Map<String, GgufValue> meta = new LinkedHashMap<>();
-        Qwen35Metadata.put(meta, c, recipe, shape.modelName() + " synthetic (random weights, seed " + seed + ")",
-                SynthShape.CONTEXT_LENGTH, shape.modelName());
-        StandInTokenizer.build(shape).writeTo(meta);
-        StandInTokenizer.generationDefaults(shape).writeTo(meta);
+        Map<String, GgufValue> meta = metadata(shape, recipe, seed);
         List<Planned> plan = new ArrayList<>();
         for (Entry e : Qwen35Tensors.of(c)) {
             plan.add(new Planned(e, e.type(recipe, warn), rows(e, c, SeededRows.tensorSeed(seed, e.name()))));
         }
         return RowStreamWriter.write(output, meta, plan, progress, threads);
+    }
+
+    /** The metadata {@link #write} writes (configuration, stand-in tokenizer, generation defaults). */
+    public static Map<String, GgufValue> metadata(SynthShape shape, QuantRecipe recipe, long seed) {
+        Map<String, GgufValue> meta = new LinkedHashMap<>();
+        Qwen35Metadata.put(meta, shape.config(), recipe, shape.modelName() + " synthetic (random weights, seed " + seed
+                + ")", SynthShape.CONTEXT_LENGTH, shape.modelName());
+        StandInTokenizer.build(shape).writeTo(meta);
+        StandInTokenizer.generationDefaults(shape).writeTo(meta);
+        return meta;
     }
 
     private static RowSource rows(Entry e, Qwen35Config c, long tensorSeed) {

@@ -3,14 +3,24 @@ package dev.edgelm.startup;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.edgelm.format.gguf.GgufFile;
+import dev.edgelm.format.gguf.GgufTensorInfo;
+import dev.edgelm.format.gguf.GgufTensorTypes;
 import dev.edgelm.model.Qwen35Config;
 import dev.edgelm.synth.SynthShape;
 import dev.edgelm.tensor.CausalAttention;
+import dev.edgelm.tensor.GgmlType;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class KernelPrimerTest {
     /** The primer is only worth its passes if its kernels take the branches the released models take. */
@@ -40,6 +50,66 @@ class KernelPrimerTest {
         long before = primerFiles();
         assertEquals(KernelPrimer.PASSES, KernelPrimer.runToCompletion());
         assertEquals(before, primerFiles());
+    }
+
+    static final Path MINI = Path.of("src/test/resources/fixtures/gguf/mini");
+
+    /** A role with two types in the real file (Q4_K_M's ffn_down) alternates over the tiny model's layers. */
+    @Test
+    void tinyTensorsTakeTheirNamesakesTypes() {
+        Map<String, GgmlType> real = new LinkedHashMap<>();
+        real.put("token_embd.weight", GgmlType.Q6_K);
+        real.put("blk.0.ffn_down.weight", GgmlType.Q6_K);
+        real.put("blk.1.ffn_down.weight", GgmlType.Q4_K);
+        real.put("blk.2.ffn_down.weight", GgmlType.Q4_K);
+        real.put("blk.0.attn_norm.weight", GgmlType.F32);
+        List<GgufTensorInfo> tiny = List.of(
+                new GgufTensorInfo("token_embd.weight", new long[] {256, 320}, GgmlType.Q8_0, 0),
+                new GgufTensorInfo("blk.0.ffn_down.weight", new long[] {256, 256}, GgmlType.Q8_0, 0),
+                new GgufTensorInfo("blk.1.ffn_down.weight", new long[] {256, 256}, GgmlType.Q8_0, 0),
+                new GgufTensorInfo("blk.2.ffn_down.weight", new long[] {256, 256}, GgmlType.Q8_0, 0),
+                new GgufTensorInfo("blk.3.ffn_down.weight", new long[] {128, 256}, GgmlType.Q8_0, 0), // 128: no K-quant
+                new GgufTensorInfo("blk.0.ffn_up.weight", new long[] {256, 256}, GgmlType.Q8_0, 0), // not in the file
+                new GgufTensorInfo("blk.0.attn_norm.weight", new long[] {256}, GgmlType.F32, 0));
+        Map<String, GgmlType> plan = PrimerModel.plan(tiny, real);
+        assertEquals(List.of(GgmlType.Q6_K, GgmlType.Q6_K, GgmlType.Q4_K, GgmlType.Q6_K, GgmlType.Q8_0, GgmlType.Q8_0,
+                GgmlType.F32), List.copyOf(plan.values()));
+        assertEquals(256, PrimerModel.shapeFor(real).hiddenSize());
+        assertEquals(128, PrimerModel.shapeFor(Map.of("blk.0.ffn_up.weight", GgmlType.Q4_0)).hiddenSize());
+    }
+
+    /**
+     * For each llama.cpp file of the fixtures, the primer's model holds exactly the file's matrix types and opens
+     * as a valid GGUF; on the Q3_K_M file (Q3_K, Q4_K, Q5_K, Q6_K) and the BF16 one every pass runs.
+     */
+    @Test
+    void primesTheTypesOfTheRealFile(@TempDir Path dir) throws IOException {
+        Set<GgmlType> covered = EnumSet.noneOf(GgmlType.class);
+        for (String f : List.of("Q3_K_M", "Q2_K", "Q4_1", "Q5_0", "BF16")) {
+            Map<String, GgmlType> real = GgufTensorTypes.read(MINI.resolve("qwen35-mini-" + f + ".gguf"));
+            Path tiny = dir.resolve(f + ".gguf");
+            PrimerModel.write(real, tiny);
+            Set<GgmlType> want = EnumSet.copyOf(real.values());
+            Set<GgmlType> got = EnumSet.noneOf(GgmlType.class);
+            try (GgufFile g = GgufFile.open(tiny)) {
+                g.tensorInfos().values().forEach(t -> got.add(t.type()));
+            }
+            assertEquals(want, got, f);
+            covered.addAll(got);
+            if (f.equals("Q3_K_M") || f.equals("BF16")) { // random K-quant blocks, float rows: the passes run (slow on a cold JVM)
+                assertEquals(KernelPrimer.PASSES, KernelPrimer.runToCompletion(real), f);
+            }
+        }
+        assertTrue(covered.containsAll(EnumSet.of(GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K,
+                GgmlType.Q6_K, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.BF16)), covered.toString());
+    }
+
+    /** The thread waits for the file; closing before one is named ends it without a pass. */
+    @Test
+    void closedBeforeAFileIsNamedRunsNothing() {
+        KernelPrimer p = KernelPrimer.start();
+        p.close();
+        assertEquals(0, p.passesRun());
     }
 
     private static long primerFiles() throws IOException {
