@@ -103,7 +103,7 @@ public abstract class QuantizedMatrix extends WeightMatrix {
         });
     }
 
-    private float[] runSums(float[] x, int xOff, float[] sums) {
+    final float[] runSums(float[] x, int xOff, float[] sums) {
         for (int k = 0; k < cols / sumRun; k++) {
             FloatVector s = FloatVector.zero(F);
             for (int c = 0; c < sumRun; c += L) {
