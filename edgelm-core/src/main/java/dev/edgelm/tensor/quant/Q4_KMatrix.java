@@ -222,7 +222,7 @@ public final class Q4_KMatrix extends QuantizedMatrix {
                 scales = scales.rearrange(ROTATE2_8);
             }
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD) - accMin.reduceLanes(VectorOperators.ADD);
+        return Simd.sum8(acc0.add(acc1)) - Simd.sum8(accMin);
     }
 
     /**

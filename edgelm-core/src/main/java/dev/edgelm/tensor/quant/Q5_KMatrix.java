@@ -216,7 +216,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                 qh = qh.lanewise(VectorOperators.LSHR, 2);
             }
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD) - accMin.reduceLanes(VectorOperators.ADD);
+        return Simd.sum8(acc0.add(acc1)) - Simd.sum8(accMin);
     }
 
     /**
