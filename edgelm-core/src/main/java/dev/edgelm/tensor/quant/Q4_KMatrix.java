@@ -4,10 +4,14 @@ import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.I;
+import static dev.edgelm.tensor.quant.Simd.K8;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.Scratch;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
@@ -27,6 +31,10 @@ public final class Q4_KMatrix extends QuantizedMatrix {
     static final int BLOCK_BYTES = GgmlType.Q4_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    /** Per calling thread: the activations of the current matmul in the order {@link #dot8} reads them. */
+    private static final Scratch.Floats INTERLEAVED = new Scratch.Floats();
+    /** Per calling thread: their run sums. */
+    private static final Scratch.Floats SUMS = new Scratch.Floats();
 
     public Q4_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q4_K, data, rows, cols, 32);
@@ -70,8 +78,8 @@ public final class Q4_KMatrix extends QuantizedMatrix {
         if (BL == 16 && P == 1) {
             return dot16(row, x, xOff, xSums);
         }
-        if (L == 8 && BL == 8 && P == 1) {
-            return dot8(row, x, xOff, xSums);
+        if (K8) {
+            return dot8(row, Q8_0Matrix.interleave(x, xOff, cols, new float[cols], 0), 0, xSums);
         }
         long base = row * rowBytes;
         FloatVector accLo = FloatVector.zero(F);
@@ -117,21 +125,69 @@ public final class Q4_KMatrix extends QuantizedMatrix {
     }
 
     /**
-     * The 8-lane (AVX2) shape: per super-block the 8 scales and 8 mins are unpacked as two int vectors
-     * ({@link KScales#SHIFT8}), converted once and multiplied by {@code d} and {@code dmin}; the mins meet
-     * the 8 run sums of x in one multiply-add. Per group of 32 nibble bytes (two sub-blocks), four 8-byte
-     * loads are widened once and give both sub-blocks' values by a mask and a shift; each sub-block's
-     * products are summed on two chains and scaled by its lane of the scale vector, broadcast by a
-     * constant shuffle (lanes 0 and 1; the vector is rotated by two lanes per group, so the shuffles stay
-     * constants in a loop that C2 keeps small).
+     * The 8-lane (AVX2) one-token product: {@link #dot8} for every row, {@code x} {@linkplain
+     * Q8_0Matrix#interleave interleaved} and its run sums taken once per call.
      */
-    private float dot8(int row, float[] x, int xOff, float[] xSums) {
-        long base = row * rowBytes;
+    @Override
+    protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (!K8 || in.tokens() != 1) {
+            super.multiply(pool, in, out, outStride, outOff);
+            return;
+        }
+        float[] x = in.x();
+        float[] xi = Q8_0Matrix.interleave(x, 0, cols, INTERLEAVED.get(cols), 0);
+        float[] xSums = runSums(x, 0, SUMS.get(cols / 32 + SUM_PAD));
+        pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                out[outOff + r] = dot8(r, xi, 0, xSums);
+            }
+        });
+    }
+
+    /** Independent tokens on the 8-lane path: each token interleaved and summed once, then {@link #dot8} per row and token. */
+    @Override
+    protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (!K8) {
+            super.multiplyEach(pool, in, out, outStride, outOff);
+            return;
+        }
+        int n = in.tokens();
+        float[] x = in.x();
+        float[] xi = INTERLEAVED.get(n * cols);
+        float[][] sums = new float[n][];
+        for (int t = 0; t < n; t++) {
+            Q8_0Matrix.interleave(x, t * cols, cols, xi, t * cols);
+            sums[t] = runSums(x, t * cols, new float[cols / 32 + SUM_PAD]);
+        }
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = dot8(r, xi, t * cols, sums[t]);
+                }
+            }
+        });
+    }
+
+    /**
+     * The 8-lane (AVX2) shape, over activations {@linkplain Q8_0Matrix#interleave interleaved} in runs of 32:
+     * per super-block the 8 scales and 8 mins are unpacked as two int vectors ({@link KScales#SHIFT8}),
+     * converted once and multiplied by {@code d} and {@code dmin}; the mins meet the 8 run sums of x in one
+     * multiply-add. A group of 32 nibble bytes (two sub-blocks) is one 256-bit load of eight 32-bit words,
+     * as {@link Q8_0Matrix}'s kernel reads a block: nibble j of every word (byte j / 2, low or high half)
+     * comes down to the lane's low bits by a shift and a mask (7 + 7 integer operations per 64 values, where
+     * four widening loads with a mask and a shift each took 12 and four loads), and the low nibbles are
+     * sub-block 2g in the interleaved order of x, the high ones sub-block 2g + 1. Each sub-block's products
+     * are summed on one chain and scaled by its lane of the scale vector, broadcast by a constant shuffle
+     * (lanes 0 and 1; the vector is rotated by two lanes per group, so the shuffles stay constants in a
+     * loop that C2 keeps small).
+     */
+    private float dot8(int row, float[] xi, int xOff, float[] xSums) {
+        long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
         FloatVector accMin = FloatVector.zero(F);
-        for (int b = 0; b < blocksPerRow; b++) {
-            long o = base + (long) b * BLOCK_BYTES;
+        int end = xOff + cols;
+        for (int e = xOff, k = 0; e < end; e += BLOCK, o += BLOCK_BYTES, k += 8) {
             IntVector raw0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 4, LE)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
             IntVector raw1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 8, LE)
@@ -142,29 +198,31 @@ public final class Q4_KMatrix extends QuantizedMatrix {
                     .or(raw0.rearrange(KScales.SPREAD).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
             FloatVector scales = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o));
             FloatVector mins = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o + 2));
-            accMin = mins.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
-            int xi = xOff + b * BLOCK;
+            accMin = mins.fma(FloatVector.fromArray(F, xSums, k), accMin);
             for (int g = 0; g < 4; g++) {
-                long q = o + 16 + 32 * g;
-                int xg = xi + 64 * g;
-                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, q, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector w2 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector w3 = (IntVector) ByteVector.fromMemorySegment(B, data, q + 24, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg));
-                FloatVector lo2 = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 8));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 32));
-                FloatVector hi2 = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 40));
-                lo = ((FloatVector) w2.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 16), lo);
-                lo2 = ((FloatVector) w3.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 24), lo2);
-                hi = ((FloatVector) w2.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 48), hi);
-                hi2 = ((FloatVector) w3.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 56), hi2);
-                acc0 = lo.add(lo2).fma(scales.rearrange(LANE0_8), acc0);
-                acc1 = hi.add(hi2).fma(scales.rearrange(LANE1_8), acc1);
+                IntVector w = IntVector.fromMemorySegment(I, data, o + 16 + 32 * g, LE);
+                int v = e + 64 * g;
+                FloatVector lo = ((FloatVector) w.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, xi, v));
+                FloatVector hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).and(0x0F).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, xi, v + 32));
+                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 8).and(0x0F).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 8), lo);
+                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 12).and(0x0F).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 40), hi);
+                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 16).and(0x0F).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 16), lo);
+                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 20).and(0x0F).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 48), hi);
+                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 24).and(0x0F).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 24), lo);
+                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 56), hi);
+                acc0 = lo.fma(scales.rearrange(LANE0_8), acc0);
+                acc1 = hi.fma(scales.rearrange(LANE1_8), acc1);
                 scales = scales.rearrange(ROTATE2_8);
             }
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD) - accMin.reduceLanes(VectorOperators.ADD);
+        return Simd.sum8(acc0.add(acc1)) - Simd.sum8(accMin);
     }
 
     /**

@@ -4,10 +4,14 @@ import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.I;
+import static dev.edgelm.tensor.quant.Simd.K8;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.Scratch;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
@@ -29,6 +33,10 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     static final int BLOCK_BYTES = GgmlType.Q5_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    /** Per calling thread: the activations of the current matmul in the order {@link #dot8} reads them. */
+    private static final Scratch.Floats INTERLEAVED = new Scratch.Floats();
+    /** Per calling thread: their run sums. */
+    private static final Scratch.Floats SUMS = new Scratch.Floats();
 
     public Q5_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q5_K, data, rows, cols, 32);
@@ -69,8 +77,8 @@ public final class Q5_KMatrix extends QuantizedMatrix {
         if (BL == 16 && P == 1) {
             return dot16(row, x, xOff, xSums);
         }
-        if (L == 8 && BL == 8 && P == 1) {
-            return dot8(row, x, xOff, xSums);
+        if (K8) {
+            return dot8(row, Q8_0Matrix.interleave(x, xOff, cols, new float[cols], 0), 0, xSums);
         }
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
@@ -105,24 +113,69 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     }
 
     /**
-     * The 8-lane (AVX2) shape, as {@code Q4_KMatrix.dot8} (scales and mins unpacked as two int vectors, the
-     * mins against the run sums of x, each sub-block's scale broadcast by a constant shuffle of a vector
-     * rotated by two lanes per group), with the 5-bit values assembled on 32 byte lanes: per group of 32
-     * nibble bytes (two sub-blocks), the nibbles are split by a mask and by a shift of the 16-bit lanes (x86
-     * has no byte shift; the mask drops the bits that crossed from the neighbouring byte), the fifth bits come
-     * from the 32 {@code qh} bytes (loaded once per super-block, shifted right by two bits per group so that
-     * group g's bits are always bits 0 and 1), and the 64 values go to a scratch array, from which each run
-     * of 8 is loaded widened to ints (one widening load), converted and multiplied with x. That is ~9 byte-lane
-     * operations per 64 values instead of ~5 int-lane operations per 8.
+     * The 8-lane (AVX2) one-token product: {@link #dot8} for every row, {@code x} {@linkplain
+     * Q8_0Matrix#interleave interleaved} and its run sums taken once per call.
      */
-    private float dot8(int row, float[] x, int xOff, float[] xSums) {
-        long base = row * rowBytes;
-        byte[] q = new byte[64];
+    @Override
+    protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (!K8 || in.tokens() != 1) {
+            super.multiply(pool, in, out, outStride, outOff);
+            return;
+        }
+        float[] x = in.x();
+        float[] xi = Q8_0Matrix.interleave(x, 0, cols, INTERLEAVED.get(cols), 0);
+        float[] xSums = runSums(x, 0, SUMS.get(cols / 32 + SUM_PAD));
+        pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                out[outOff + r] = dot8(r, xi, 0, xSums);
+            }
+        });
+    }
+
+    /** Independent tokens on the 8-lane path: each token interleaved and summed once, then {@link #dot8} per row and token. */
+    @Override
+    protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (!K8) {
+            super.multiplyEach(pool, in, out, outStride, outOff);
+            return;
+        }
+        int n = in.tokens();
+        float[] x = in.x();
+        float[] xi = INTERLEAVED.get(n * cols);
+        float[][] sums = new float[n][];
+        for (int t = 0; t < n; t++) {
+            Q8_0Matrix.interleave(x, t * cols, cols, xi, t * cols);
+            sums[t] = runSums(x, t * cols, new float[cols / 32 + SUM_PAD]);
+        }
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = dot8(r, xi, t * cols, sums[t]);
+                }
+            }
+        });
+    }
+
+    /**
+     * The 8-lane (AVX2) shape, over activations {@linkplain Q8_0Matrix#interleave interleaved} in runs of 32,
+     * as {@code Q4_KMatrix.dot8} (scales and mins unpacked as two int vectors, the mins against the run sums
+     * of x, each sub-block's scale broadcast by a constant shuffle of a vector rotated by two lanes per
+     * group), with the 5-bit values assembled on 32 byte lanes in registers: per group of 32 nibble bytes
+     * (two sub-blocks), the nibbles are split by a mask and by a shift of the 16-bit lanes (x86 has no byte
+     * shift; the mask drops the bits that crossed from the neighbouring byte), the fifth bits come from the
+     * 32 {@code qh} bytes (loaded once per super-block, shifted right by two bits per group so that group g's
+     * bits are always bits 0 and 1): ~9 byte-lane operations per 64 values. Each sub-block's 32 bytes are
+     * then read as eight 32-bit words, as {@link Q8_0Matrix}'s kernel reads a block: byte j of every word
+     * comes down to the lane's low bits by a shift and a mask (6 integer operations per 32 values) and meets
+     * x's interleaved run. No scratch memory: the bytes never leave the registers.
+     */
+    private float dot8(int row, float[] xi, int xOff, float[] xSums) {
+        long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
         FloatVector accMin = FloatVector.zero(F);
-        for (int b = 0; b < blocksPerRow; b++) {
-            long o = base + (long) b * BLOCK_BYTES;
+        int end = xOff + cols;
+        for (int e = xOff, k = 0; e < end; e += BLOCK, o += BLOCK_BYTES, k += 8) {
             IntVector raw0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 4, LE)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
             IntVector raw1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 8, LE)
@@ -133,41 +186,38 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                     .or(raw0.rearrange(KScales.SPREAD).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
             FloatVector scales = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o));
             FloatVector mins = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o + 2));
-            accMin = mins.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
+            accMin = mins.fma(FloatVector.fromArray(F, xSums, k), accMin);
             ShortVector qh = ByteVector.fromMemorySegment(B32, data, o + 16, LE).reinterpretAsShorts();
-            int xi = xOff + b * BLOCK;
             for (int g = 0; g < 4; g++) {
                 ByteVector qs = ByteVector.fromMemorySegment(B32, data, o + 48 + 32 * g, LE);
                 // low nibbles take bit 0 of the shifted qh as their bit 4, high nibbles bit 1
-                qs.and(LOW4).or(qh.lanewise(VectorOperators.LSHL, 4).reinterpretAsBytes().and(BIT4)).intoArray(q, 0);
-                qs.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and(LOW4)
-                        .or(qh.lanewise(VectorOperators.LSHL, 3).reinterpretAsBytes().and(BIT4)).intoArray(q, 32);
-                int xg = xi + 64 * g;
-                FloatVector lo = ((FloatVector) ByteVector.fromArray(B, q, 0).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg));
-                FloatVector lo2 = ((FloatVector) ByteVector.fromArray(B, q, 8).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 8));
-                FloatVector hi = ((FloatVector) ByteVector.fromArray(B, q, 32).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 32));
-                FloatVector hi2 = ((FloatVector) ByteVector.fromArray(B, q, 40).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xg + 40));
-                lo = ((FloatVector) ByteVector.fromArray(B, q, 16).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 16), lo);
-                lo2 = ((FloatVector) ByteVector.fromArray(B, q, 24).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 24), lo2);
-                hi = ((FloatVector) ByteVector.fromArray(B, q, 48).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 48), hi);
-                hi2 = ((FloatVector) ByteVector.fromArray(B, q, 56).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xg + 56), hi2);
-                acc0 = lo.add(lo2).fma(scales.rearrange(LANE0_8), acc0);
-                acc1 = hi.add(hi2).fma(scales.rearrange(LANE1_8), acc1);
+                IntVector wl = qs.and(LOW4).or(qh.lanewise(VectorOperators.LSHL, 4).reinterpretAsBytes().and(BIT4))
+                        .reinterpretAsInts();
+                IntVector wh = qs.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and(LOW4)
+                        .or(qh.lanewise(VectorOperators.LSHL, 3).reinterpretAsBytes().and(BIT4)).reinterpretAsInts();
+                int v = e + 64 * g;
+                FloatVector lo = ((FloatVector) wl.and(0xFF).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, xi, v));
+                FloatVector hi = ((FloatVector) wh.and(0xFF).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, xi, v + 32));
+                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 8).and(0xFF).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 8), lo);
+                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 8).and(0xFF).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 40), hi);
+                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 16).and(0xFF).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 16), lo);
+                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 16).and(0xFF).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 48), hi);
+                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 24).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 24), lo);
+                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 24).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 56), hi);
+                acc0 = lo.fma(scales.rearrange(LANE0_8), acc0);
+                acc1 = hi.fma(scales.rearrange(LANE1_8), acc1);
                 scales = scales.rearrange(ROTATE2_8);
                 qh = qh.lanewise(VectorOperators.LSHR, 2);
             }
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD) - accMin.reduceLanes(VectorOperators.ADD);
+        return Simd.sum8(acc0.add(acc1)) - Simd.sum8(accMin);
     }
-
 
     /**
      * The 16-lane (AVX-512) shape written out, as {@code Q4_KMatrix.dot16} (scales and mins unpacked in one

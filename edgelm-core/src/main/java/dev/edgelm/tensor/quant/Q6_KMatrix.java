@@ -4,10 +4,14 @@ import static dev.edgelm.tensor.quant.Simd.B;
 import static dev.edgelm.tensor.quant.Simd.BL;
 import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.I;
+import static dev.edgelm.tensor.quant.Simd.K8;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
+import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.Scratch;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
@@ -30,6 +34,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     static final int BLOCK_BYTES = GgmlType.Q6_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    /** The top byte of a 32-bit lane. */
+    private static final int TOP = 0xFF000000;
+    /** Per calling thread: the activations of the current matmul in the order {@link #dot8} reads them. */
+    private static final Scratch.Floats INTERLEAVED = new Scratch.Floats();
 
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols, 0);
@@ -77,8 +85,8 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         if (BL == 16 && P == 1) {
             return dot16(row, x, xOff);
         }
-        if (L == 8 && BL == 8 && P == 1) {
-            return dot8(row, x, xOff);
+        if (K8) {
+            return dot8(row, Q8_0Matrix.interleave(x, xOff, cols, new float[cols], 0), 0);
         }
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
@@ -115,30 +123,72 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     }
 
     /**
-     * The 8-lane (AVX2) shape. The 6-bit values are assembled a half super-block (128 values) at a time on
-     * 32 byte lanes: {@code ql} and {@code qh} are loaded 32 bytes at a time, the nibbles and 2-bit fields
-     * are split by shifts of the 16-bit lanes (x86 has no byte shift; the mask after the shift drops the bits
-     * that crossed from the neighbouring byte) and byte masks, 32 is subtracted on the bytes, and the 128
-     * signed bytes go to a scratch array, from which each run of 8 is loaded sign-extended to ints (one
-     * widening load), converted and multiplied with x. That is ~21 byte-lane operations per 128 values
-     * instead of ~6 int-lane operations per 8. Each group of 16 values is summed on its own and then scaled
-     * by its lane of the scale vector (16 scales converted once per super-block, times {@code d}),
-     * broadcast by a constant shuffle, on four accumulators.
-     *
-     * <p>The half super-blocks are a loop, not written out: written out (3076 bytes of bytecode) an earlier
-     * form made C1 give up on the method ("out of virtual registers in LIR generator"), and in a model run
-     * the tiered policy then left it at tier 2 (C1 without profile, where the Vector API runs its Java
-     * fallback) for minutes. See docs/kernels.md, "Every kernel must compile at every tier".
+     * The 8-lane (AVX2) one-token product: {@link #dot8} for every row, {@code x} {@linkplain
+     * Q8_0Matrix#interleave interleaved} once per call.
      */
-    private float dot8(int row, float[] x, int xOff) {
-        long base = row * rowBytes;
-        byte[] q = new byte[128];
+    @Override
+    protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (!K8 || in.tokens() != 1) {
+            super.multiply(pool, in, out, outStride, outOff);
+            return;
+        }
+        float[] xi = Q8_0Matrix.interleave(in.x(), 0, cols, INTERLEAVED.get(cols), 0);
+        pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                out[outOff + r] = dot8(r, xi, 0);
+            }
+        });
+    }
+
+    /** Independent tokens on the 8-lane path: each token interleaved once, then {@link #dot8} per row and token. */
+    @Override
+    protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (!K8) {
+            super.multiplyEach(pool, in, out, outStride, outOff);
+            return;
+        }
+        int n = in.tokens();
+        float[] x = in.x();
+        float[] xi = INTERLEAVED.get(n * cols);
+        for (int t = 0; t < n; t++) {
+            Q8_0Matrix.interleave(x, t * cols, cols, xi, t * cols);
+        }
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = dot8(r, xi, t * cols);
+                }
+            }
+        });
+    }
+
+    /**
+     * The 8-lane (AVX2) shape, over activations {@linkplain Q8_0Matrix#interleave interleaved} in runs of 32.
+     * The 6-bit values of a half super-block (128 values) are assembled on 32 byte lanes, in registers:
+     * {@code ql} and {@code qh} are loaded 32 bytes at a time, the nibbles and 2-bit fields are split by shifts
+     * of the 16-bit lanes (x86 has no byte shift; the mask after the shift drops the bits that crossed from
+     * the neighbouring byte) and byte masks, and 32 is subtracted on the bytes (~21 byte-lane operations per
+     * 128 values). Each 32-byte quarter is then read as eight 32-bit words, as {@link Q8_0Matrix}'s kernel
+     * reads a block: byte k of every word is moved to the word's top byte by a shift (the bits below
+     * cleared), where the int-to-float conversion reads it as {@code (q - 32) * 2^24}, exactly, and meets
+     * x's interleaved run. Lanes 0..3 of a quarter's product then hold its first 16 values, lanes 4..7 the
+     * other 16: one multiply-add with the two groups' scales (16 scales converted once per super-block,
+     * times {@code d}; the pair spread over the lanes by a constant shuffle) adds it to one of four
+     * accumulators. No scratch memory: the bytes never leave the registers.
+     *
+     * <p>The half super-blocks are a loop, not written out: written out, an earlier 8-lane form (3076 bytes
+     * of bytecode) made C1 give up on the method ("out of virtual registers in LIR generator"), and in a
+     * model run the tiered policy then left it at tier 2 for minutes. See docs/kernels.md, "Every kernel
+     * must compile at every tier".
+     */
+    private float dot8(int row, float[] xi, int xOff) {
+        long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
         FloatVector acc2 = FloatVector.zero(F);
         FloatVector acc3 = FloatVector.zero(F);
-        for (int b = 0; b < blocksPerRow; b++) {
-            long o = base + (long) b * BLOCK_BYTES;
+        int end = xOff + cols;
+        for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
             float d = Simd.fp16(data, o + 208);
             FloatVector scales = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
                     .convertShape(VectorOperators.B2F, F, 0)).mul(d);
@@ -149,55 +199,55 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 ByteVector la = ByteVector.fromMemorySegment(B32, data, o + 64 * h, LE);
                 ByteVector lb = ByteVector.fromMemorySegment(B32, data, o + 64 * h + 32, LE);
                 ShortVector qhs = qh.reinterpretAsShorts();
-                // values 0..31: low nibbles of la, qh bits 0-1; 32..63: low nibbles of lb, bits 2-3;
-                // 64..95: high nibbles of la, bits 4-5; 96..127: high nibbles of lb, bits 6-7
-                la.and(LOW4).or(qhs.lanewise(VectorOperators.LSHL, 4).reinterpretAsBytes().and(BITS45))
-                        .sub(OFFSET).intoArray(q, 0);
-                lb.and(LOW4).or(qhs.lanewise(VectorOperators.LSHL, 2).reinterpretAsBytes().and(BITS45))
-                        .sub(OFFSET).intoArray(q, 32);
-                la.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and(LOW4)
-                        .or(qh.and(BITS45)).sub(OFFSET).intoArray(q, 64);
-                lb.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and(LOW4)
+                // quarter 0 (values 0..31): low nibbles of la, qh bits 0-1; 1 (32..63): low nibbles of lb,
+                // bits 2-3; 2 (64..95): high nibbles of la, bits 4-5; 3 (96..127): high nibbles of lb, bits 6-7
+                IntVector w0 = la.and(LOW4).or(qhs.lanewise(VectorOperators.LSHL, 4).reinterpretAsBytes().and(BITS45))
+                        .sub(OFFSET).reinterpretAsInts();
+                IntVector w1 = lb.and(LOW4).or(qhs.lanewise(VectorOperators.LSHL, 2).reinterpretAsBytes().and(BITS45))
+                        .sub(OFFSET).reinterpretAsInts();
+                IntVector w2 = la.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and(LOW4)
+                        .or(qh.and(BITS45)).sub(OFFSET).reinterpretAsInts();
+                IntVector w3 = lb.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and(LOW4)
                         .or(qhs.lanewise(VectorOperators.LSHR, 2).reinterpretAsBytes().and(BITS45))
-                        .sub(OFFSET).intoArray(q, 96);
-                int v = xOff + b * BLOCK + 128 * h;
-                // group g (values 16g..16g+15 of the half) has scale lane g
-                acc0 = ((FloatVector) ByteVector.fromArray(B, q, 8).convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 8), ((FloatVector) ByteVector.fromArray(B, q, 0)
-                                .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v)))
-                        .fma(scales.rearrange(LANE0_8), acc0);
-                acc1 = ((FloatVector) ByteVector.fromArray(B, q, 24).convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 24), ((FloatVector) ByteVector.fromArray(B, q, 16)
-                                .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 16)))
-                        .fma(scales.rearrange(LANE1_8), acc1);
-                acc2 = ((FloatVector) ByteVector.fromArray(B, q, 40).convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 40), ((FloatVector) ByteVector.fromArray(B, q, 32)
-                                .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32)))
-                        .fma(scales.rearrange(LANE2_8), acc2);
-                acc3 = ((FloatVector) ByteVector.fromArray(B, q, 56).convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 56), ((FloatVector) ByteVector.fromArray(B, q, 48)
-                                .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 48)))
-                        .fma(scales.rearrange(LANE3_8), acc3);
-                acc0 = ((FloatVector) ByteVector.fromArray(B, q, 72).convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 72), ((FloatVector) ByteVector.fromArray(B, q, 64)
-                                .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64)))
-                        .fma(scales.rearrange(LANE4_8), acc0);
-                acc1 = ((FloatVector) ByteVector.fromArray(B, q, 88).convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 88), ((FloatVector) ByteVector.fromArray(B, q, 80)
-                                .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 80)))
-                        .fma(scales.rearrange(LANE5_8), acc1);
-                acc2 = ((FloatVector) ByteVector.fromArray(B, q, 104).convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 104), ((FloatVector) ByteVector.fromArray(B, q, 96)
-                                .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96)))
-                        .fma(scales.rearrange(LANE6_8), acc2);
-                acc3 = ((FloatVector) ByteVector.fromArray(B, q, 120).convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 120), ((FloatVector) ByteVector.fromArray(B, q, 112)
-                                .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 112)))
-                        .fma(scales.rearrange(LANE7_8), acc3);
+                        .sub(OFFSET).reinterpretAsInts();
+                int v = e + 128 * h;
+                FloatVector s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, xi, v));
+                FloatVector s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, xi, v + 32));
+                FloatVector s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, xi, v + 64));
+                FloatVector s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
+                        .mul(FloatVector.fromArray(F, xi, v + 96));
+                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 8), s0);
+                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 40), s1);
+                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 72), s2);
+                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 104), s3);
+                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 16), s0);
+                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 48), s1);
+                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 80), s2);
+                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
+                        .fma(FloatVector.fromArray(F, xi, v + 112), s3);
+                s0 = ((FloatVector) w0.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 24), s0);
+                s1 = ((FloatVector) w1.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 56), s1);
+                s2 = ((FloatVector) w2.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 88), s2);
+                s3 = ((FloatVector) w3.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 120), s3);
+                // quarter k's groups are 2k and 2k + 1 of the half: lanes 0..3 and 4..7 of its product
+                acc0 = s0.fma(scales.rearrange(PAIR0), acc0);
+                acc1 = s1.fma(scales.rearrange(PAIR1), acc1);
+                acc2 = s2.fma(scales.rearrange(PAIR2), acc2);
+                acc3 = s3.fma(scales.rearrange(PAIR3), acc3);
                 scales = scales1;
             }
         }
-        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
+        return Simd.sum8(acc0.add(acc1).add(acc2.add(acc3))) * 0x1p-24f;
     }
 
     /**
@@ -310,15 +360,11 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
-    // 8 lanes: broadcast lane j, one constant each.
-    private static final VectorShuffle<Float> LANE0_8 = lane(Math.min(0, F.length() - 1));
-    private static final VectorShuffle<Float> LANE1_8 = lane(Math.min(1, F.length() - 1));
-    private static final VectorShuffle<Float> LANE2_8 = lane(Math.min(2, F.length() - 1));
-    private static final VectorShuffle<Float> LANE3_8 = lane(Math.min(3, F.length() - 1));
-    private static final VectorShuffle<Float> LANE4_8 = lane(Math.min(4, F.length() - 1));
-    private static final VectorShuffle<Float> LANE5_8 = lane(Math.min(5, F.length() - 1));
-    private static final VectorShuffle<Float> LANE6_8 = lane(Math.min(6, F.length() - 1));
-    private static final VectorShuffle<Float> LANE7_8 = lane(Math.min(7, F.length() - 1));
+    // 8 lanes: lanes 0..3 take scale lane 2k, lanes 4..7 lane 2k + 1 (quarter k of a half super-block).
+    private static final VectorShuffle<Float> PAIR0 = pair(0);
+    private static final VectorShuffle<Float> PAIR1 = pair(1);
+    private static final VectorShuffle<Float> PAIR2 = pair(2);
+    private static final VectorShuffle<Float> PAIR3 = pair(3);
     /** 32 bytes, for the 8-lane kernel's byte-lane work (not used with other shapes). */
     private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
     private static final byte LOW4 = 0x0F;
@@ -343,6 +389,14 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     private static final VectorShuffle<Float> LANE13 = lane(13);
     private static final VectorShuffle<Float> LANE14 = lane(14);
     private static final VectorShuffle<Float> LANE15 = lane(15);
+
+    private static VectorShuffle<Float> pair(int k) {
+        int[] index = new int[F.length()];
+        for (int i = 0; i < index.length; i++) {
+            index[i] = Math.min(2 * k + (i < 4 ? 0 : 1), F.length() - 1);
+        }
+        return VectorShuffle.fromArray(F, index, 0);
+    }
 
     private static VectorShuffle<Float> lane(int j) {
         int[] index = new int[F.length()];

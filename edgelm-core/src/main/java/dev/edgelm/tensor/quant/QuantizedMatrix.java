@@ -103,13 +103,15 @@ public abstract class QuantizedMatrix extends WeightMatrix {
         });
     }
 
-    private float[] runSums(float[] x, int xOff, float[] sums) {
+    final float[] runSums(float[] x, int xOff, float[] sums) {
         for (int k = 0; k < cols / sumRun; k++) {
             FloatVector s = FloatVector.zero(F);
             for (int c = 0; c < sumRun; c += L) {
                 s = s.add(FloatVector.fromArray(F, x, xOff + k * sumRun + c));
             }
-            sums[k] = s.reduceLanes(VectorOperators.ADD);
+            // a fixed order at 8 lanes (Simd.sum8): reduceLanes sums in another order interpreted than compiled,
+            // and dotRow, the one-token and the many-token products must agree bit for bit
+            sums[k] = L == 8 ? Simd.sum8(s) : s.reduceLanes(VectorOperators.ADD);
         }
         return sums;
     }
