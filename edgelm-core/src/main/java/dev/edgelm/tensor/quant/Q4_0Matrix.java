@@ -324,7 +324,7 @@ public final class Q4_0Matrix extends QuantizedMatrix {
         float[] x = in.x();
         float[] xt = SIDE_BY_SIDE.get(n * cols);
         for (int t0 = 0, g; t0 < n; t0 += g) {
-            g = Q8_0Matrix.group(n - t0);
+            g = Q8_0Matrix.group(n - t0, cols);
             for (int i = 0; i < g; i++) {
                 for (int b = 0; b < cols; b += BLOCK) {
                     System.arraycopy(x, (t0 + i) * cols + b, xt, t0 * cols + b * g + i * BLOCK, BLOCK);
@@ -335,7 +335,7 @@ public final class Q4_0Matrix extends QuantizedMatrix {
             float[] lanes = new float[8 * L];
             for (int r = start; r < end; r++) {
                 for (int t0 = 0, g; t0 < n; t0 += g) {
-                    g = Q8_0Matrix.group(n - t0);
+                    g = Q8_0Matrix.group(n - t0, cols);
                     int at = t0 * outStride + outOff + r;
                     switch (g) {
                         case 8 -> dot8x8(r, xt, t0 * cols, lanes);

@@ -313,7 +313,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         float[] x = in.x();
         float[] xt = INTERLEAVED.get(n * cols);
         for (int t0 = 0, g; t0 < n; t0 += g) {
-            g = group(n - t0);
+            g = group(n - t0, cols);
             for (int i = 0; i < g; i++) {
                 interleave(x, (t0 + i) * cols, cols, xt, t0 * cols + i * BLOCK, g * BLOCK);
             }
@@ -322,7 +322,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             float[] lanes = new float[8 * L];
             for (int r = start; r < end; r++) {
                 for (int t0 = 0, g; t0 < n; t0 += g) {
-                    g = group(n - t0);
+                    g = group(n - t0, cols);
                     int at = t0 * outStride + outOff + r;
                     switch (g) {
                         case 8 -> dot8x8(r, xt, t0 * cols, lanes);
@@ -342,11 +342,13 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     }
 
     /**
-     * The size of the next group of the batched 8-lane kernels when {@code left} tokens remain: 8, 4, 2 or 1
-     * ({@code -Dedgelm.batch8=false} caps it at 4, the earlier kernels' widest, to measure one against the other).
+     * The size of the next group of the batched 8-lane kernels when {@code left} tokens of {@code cols} values
+     * remain: 8, 4, 2 or 1. Eight only for rows of up to 1024 values: eight such tokens are 32 KiB, L1's size;
+     * on longer rows the eight-token pass measured slower than two of four (BatchedMatVecBenchmark, 1024 x 3584:
+     * -14 %). {@code -Dedgelm.batch8=false} caps it at 4 everywhere, to measure one against the other.
      */
-    static int group(int left) {
-        return left >= 8 && GROUP8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    static int group(int left, int cols) {
+        return left >= 8 && GROUP8 && cols <= 1024 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
     }
 
     /** The 16-lane (AVX-512) shape written out: a block is two 16-byte loads, no inner loops. */

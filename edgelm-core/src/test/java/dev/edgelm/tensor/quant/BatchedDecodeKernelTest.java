@@ -49,7 +49,12 @@ class BatchedDecodeKernelTest {
     void eachTokenIsItsOneTokenProductBitForBit(GgmlType type) {
         Random r = new Random(7 + type.id());
         int rows = 45;
-        int cols = 24 * 32;
+        for (int cols : new int[] {24 * 32, 40 * 32}) { // eight-token groups up to 1024 columns, four beyond
+            check(type, rows, cols, r);
+        }
+    }
+
+    private static void check(GgmlType type, int rows, int cols, Random r) {
         byte[] bytes = randomBlocks(type, rows, cols, r);
         WeightMatrix m = GgmlMatrices.create(type, Blocks.segment(bytes), rows, cols);
         double[][] w = new double[rows][];
