@@ -57,6 +57,19 @@ class BatchForwardTest {
         }
     }
 
+    /** Q8_0 and Q4_0 with nine sequences: the 8-token kernels and a remainder of one. */
+    @Test
+    void syntheticInt8AndInt4NineSequencesMatchOneSequenceAtATime() {
+        SynthShape tiny = new SynthShape("tiny", "tiny", 64, 8, 2, 1, 32, 2, 4, 32, 128, 320, true, 280);
+        for (QuantRecipe recipe : new QuantRecipe[] {QuantRecipe.INT8, QuantRecipe.INT4}) {
+            Path f = dir.resolve("tiny-" + recipe + "-9.gguf");
+            SyntheticModel.write(tiny, recipe, 3, f, w -> {}, null, 1);
+            try (Qwen35Model m = ModelLoader.open(f, 2).model()) {
+                compare(m, 9, 4);
+            }
+        }
+    }
+
     private static void compare(Qwen35Model m, int sequences, int steps) {
         int vocab = m.config().vocabSize();
         SplittableRandom random = new SplittableRandom(42);

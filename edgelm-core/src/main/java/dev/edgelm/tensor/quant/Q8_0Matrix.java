@@ -33,6 +33,8 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     private static final int TOP = 0xFF000000;
     /** Per calling thread: the activations of the current matmul in the order the 8-lane kernels read them. */
     private static final Scratch.Floats INTERLEAVED = new Scratch.Floats();
+    /** Whether the batched 8-lane kernels take eight tokens at a time (see {@link #group}). */
+    private static final boolean GROUP8 = Boolean.parseBoolean(System.getProperty("edgelm.batch8", "true"));
 
     public Q8_0Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q8_0, data, rows, cols, 0);
@@ -103,10 +105,15 @@ public final class Q8_0Matrix extends QuantizedMatrix {
      * 32-bit words, see {@link #dot8}).
      */
     static float[] interleave(float[] x, int xOff, int cols, float[] dst, int dOff) {
-        for (int b = 0; b < cols; b += BLOCK) {
+        return interleave(x, xOff, cols, dst, dOff, BLOCK);
+    }
+
+    /** {@link #interleave(float[], int, int, float[], int)} with block b at {@code dst[dOff + b * blockStride ..]}. */
+    static float[] interleave(float[] x, int xOff, int cols, float[] dst, int dOff, int blockStride) {
+        for (int b = 0, d = dOff; b < cols; b += BLOCK, d += blockStride) {
             for (int k = 0; k < 4; k++) {
                 for (int i = 0; i < 8; i++) {
-                    dst[dOff + b + 8 * k + i] = x[xOff + b + 4 * i + k];
+                    dst[d + 8 * k + i] = x[xOff + b + 4 * i + k];
                 }
             }
         }
@@ -142,115 +149,206 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     }
 
     /**
-     * {@link #dot8} of one row with four interleaved inputs {@code stride} floats apart, into
-     * {@code out[at + t * outStride]}: the same operations in the same order per input, the block's load,
-     * conversions and scale shared.
+     * {@link #dot8} of one row with 8 inputs laid out {@linkplain #interleave token-interleaved} (block b of
+     * input t at {@code xOff + (b * 8 + t) * 32}), accumulators into {@code lanes[8t ..]}: the same operations in
+     * the same order per input, the block's load, conversions and scale shared by the 8.
      */
-    private void dot8x4(int row, float[] xi, int xOff, int stride, float[] out, int at, int outStride, float[] lanes) {
+    private void dot8x8(int row, float[] xt, int xOff, float[] lanes) {
         long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
         FloatVector acc2 = FloatVector.zero(F);
         FloatVector acc3 = FloatVector.zero(F);
-        int x1 = stride;
-        int x2 = 2 * stride;
-        int x3 = 3 * stride;
-        int end = xOff + cols;
-        for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
+        FloatVector acc4 = FloatVector.zero(F);
+        FloatVector acc5 = FloatVector.zero(F);
+        FloatVector acc6 = FloatVector.zero(F);
+        FloatVector acc7 = FloatVector.zero(F);
+        int end = xOff + 8 * cols;
+        for (int e = xOff; e < end; e += 256, o += BLOCK_BYTES) {
             IntVector w = IntVector.fromMemorySegment(I, data, o + 2, LE);
             FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0);
             FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector q3 = (FloatVector) w.and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector s0 = q0.mul(FloatVector.fromArray(F, xi, e));
-            s0 = q1.fma(FloatVector.fromArray(F, xi, e + 8), s0);
-            s0 = q2.fma(FloatVector.fromArray(F, xi, e + 16), s0);
-            s0 = q3.fma(FloatVector.fromArray(F, xi, e + 24), s0);
+            FloatVector s0 = q0.mul(FloatVector.fromArray(F, xt, e));
+            s0 = q1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
+            s0 = q2.fma(FloatVector.fromArray(F, xt, e + 16), s0);
+            s0 = q3.fma(FloatVector.fromArray(F, xt, e + 24), s0);
             acc0 = s0.fma(d, acc0);
-            FloatVector s1 = q0.mul(FloatVector.fromArray(F, xi, x1 + e));
-            s1 = q1.fma(FloatVector.fromArray(F, xi, x1 + e + 8), s1);
-            s1 = q2.fma(FloatVector.fromArray(F, xi, x1 + e + 16), s1);
-            s1 = q3.fma(FloatVector.fromArray(F, xi, x1 + e + 24), s1);
+            FloatVector s1 = q0.mul(FloatVector.fromArray(F, xt, e + 32));
+            s1 = q1.fma(FloatVector.fromArray(F, xt, e + 40), s1);
+            s1 = q2.fma(FloatVector.fromArray(F, xt, e + 48), s1);
+            s1 = q3.fma(FloatVector.fromArray(F, xt, e + 56), s1);
             acc1 = s1.fma(d, acc1);
-            FloatVector s2 = q0.mul(FloatVector.fromArray(F, xi, x2 + e));
-            s2 = q1.fma(FloatVector.fromArray(F, xi, x2 + e + 8), s2);
-            s2 = q2.fma(FloatVector.fromArray(F, xi, x2 + e + 16), s2);
-            s2 = q3.fma(FloatVector.fromArray(F, xi, x2 + e + 24), s2);
+            FloatVector s2 = q0.mul(FloatVector.fromArray(F, xt, e + 64));
+            s2 = q1.fma(FloatVector.fromArray(F, xt, e + 72), s2);
+            s2 = q2.fma(FloatVector.fromArray(F, xt, e + 80), s2);
+            s2 = q3.fma(FloatVector.fromArray(F, xt, e + 88), s2);
             acc2 = s2.fma(d, acc2);
-            FloatVector s3 = q0.mul(FloatVector.fromArray(F, xi, x3 + e));
-            s3 = q1.fma(FloatVector.fromArray(F, xi, x3 + e + 8), s3);
-            s3 = q2.fma(FloatVector.fromArray(F, xi, x3 + e + 16), s3);
-            s3 = q3.fma(FloatVector.fromArray(F, xi, x3 + e + 24), s3);
+            FloatVector s3 = q0.mul(FloatVector.fromArray(F, xt, e + 96));
+            s3 = q1.fma(FloatVector.fromArray(F, xt, e + 104), s3);
+            s3 = q2.fma(FloatVector.fromArray(F, xt, e + 112), s3);
+            s3 = q3.fma(FloatVector.fromArray(F, xt, e + 120), s3);
+            acc3 = s3.fma(d, acc3);
+            FloatVector s4 = q0.mul(FloatVector.fromArray(F, xt, e + 128));
+            s4 = q1.fma(FloatVector.fromArray(F, xt, e + 136), s4);
+            s4 = q2.fma(FloatVector.fromArray(F, xt, e + 144), s4);
+            s4 = q3.fma(FloatVector.fromArray(F, xt, e + 152), s4);
+            acc4 = s4.fma(d, acc4);
+            FloatVector s5 = q0.mul(FloatVector.fromArray(F, xt, e + 160));
+            s5 = q1.fma(FloatVector.fromArray(F, xt, e + 168), s5);
+            s5 = q2.fma(FloatVector.fromArray(F, xt, e + 176), s5);
+            s5 = q3.fma(FloatVector.fromArray(F, xt, e + 184), s5);
+            acc5 = s5.fma(d, acc5);
+            FloatVector s6 = q0.mul(FloatVector.fromArray(F, xt, e + 192));
+            s6 = q1.fma(FloatVector.fromArray(F, xt, e + 200), s6);
+            s6 = q2.fma(FloatVector.fromArray(F, xt, e + 208), s6);
+            s6 = q3.fma(FloatVector.fromArray(F, xt, e + 216), s6);
+            acc6 = s6.fma(d, acc6);
+            FloatVector s7 = q0.mul(FloatVector.fromArray(F, xt, e + 224));
+            s7 = q1.fma(FloatVector.fromArray(F, xt, e + 232), s7);
+            s7 = q2.fma(FloatVector.fromArray(F, xt, e + 240), s7);
+            s7 = q3.fma(FloatVector.fromArray(F, xt, e + 248), s7);
+            acc7 = s7.fma(d, acc7);
+        }
+        acc0.intoArray(lanes, 0);
+        acc1.intoArray(lanes, 8);
+        acc2.intoArray(lanes, 16);
+        acc3.intoArray(lanes, 24);
+        acc4.intoArray(lanes, 32);
+        acc5.intoArray(lanes, 40);
+        acc6.intoArray(lanes, 48);
+        acc7.intoArray(lanes, 56);
+    }
+
+    /**
+     * {@link #dot8} of one row with 4 inputs laid out {@linkplain #interleave token-interleaved} (block b of
+     * input t at {@code xOff + (b * 4 + t) * 32}), accumulators into {@code lanes[8t ..]}: the same operations in
+     * the same order per input, the block's load, conversions and scale shared by the 4.
+     */
+    private void dot8x4(int row, float[] xt, int xOff, float[] lanes) {
+        long o = row * rowBytes;
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector acc2 = FloatVector.zero(F);
+        FloatVector acc3 = FloatVector.zero(F);
+        int end = xOff + 4 * cols;
+        for (int e = xOff; e < end; e += 128, o += BLOCK_BYTES) {
+            IntVector w = IntVector.fromMemorySegment(I, data, o + 2, LE);
+            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0);
+            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q3 = (FloatVector) w.and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector s0 = q0.mul(FloatVector.fromArray(F, xt, e));
+            s0 = q1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
+            s0 = q2.fma(FloatVector.fromArray(F, xt, e + 16), s0);
+            s0 = q3.fma(FloatVector.fromArray(F, xt, e + 24), s0);
+            acc0 = s0.fma(d, acc0);
+            FloatVector s1 = q0.mul(FloatVector.fromArray(F, xt, e + 32));
+            s1 = q1.fma(FloatVector.fromArray(F, xt, e + 40), s1);
+            s1 = q2.fma(FloatVector.fromArray(F, xt, e + 48), s1);
+            s1 = q3.fma(FloatVector.fromArray(F, xt, e + 56), s1);
+            acc1 = s1.fma(d, acc1);
+            FloatVector s2 = q0.mul(FloatVector.fromArray(F, xt, e + 64));
+            s2 = q1.fma(FloatVector.fromArray(F, xt, e + 72), s2);
+            s2 = q2.fma(FloatVector.fromArray(F, xt, e + 80), s2);
+            s2 = q3.fma(FloatVector.fromArray(F, xt, e + 88), s2);
+            acc2 = s2.fma(d, acc2);
+            FloatVector s3 = q0.mul(FloatVector.fromArray(F, xt, e + 96));
+            s3 = q1.fma(FloatVector.fromArray(F, xt, e + 104), s3);
+            s3 = q2.fma(FloatVector.fromArray(F, xt, e + 112), s3);
+            s3 = q3.fma(FloatVector.fromArray(F, xt, e + 120), s3);
             acc3 = s3.fma(d, acc3);
         }
         acc0.intoArray(lanes, 0);
         acc1.intoArray(lanes, 8);
         acc2.intoArray(lanes, 16);
         acc3.intoArray(lanes, 24);
-        out[at] = Simd.sum8(lanes, 0) * 0x1p-24f;
-        out[at + outStride] = Simd.sum8(lanes, 8) * 0x1p-24f;
-        out[at + 2 * outStride] = Simd.sum8(lanes, 16) * 0x1p-24f;
-        out[at + 3 * outStride] = Simd.sum8(lanes, 24) * 0x1p-24f;
     }
 
-    /** {@link #dot8x4} for two inputs. */
-    private void dot8x2(int row, float[] xi, int xOff, int stride, float[] out, int at, int outStride, float[] lanes) {
+    /**
+     * {@link #dot8} of one row with 2 inputs laid out {@linkplain #interleave token-interleaved} (block b of
+     * input t at {@code xOff + (b * 2 + t) * 32}), accumulators into {@code lanes[8t ..]}: the same operations in
+     * the same order per input, the block's load, conversions and scale shared by the 2.
+     */
+    private void dot8x2(int row, float[] xt, int xOff, float[] lanes) {
         long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
-        int end = xOff + cols;
-        for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
+        int end = xOff + 2 * cols;
+        for (int e = xOff; e < end; e += 64, o += BLOCK_BYTES) {
             IntVector w = IntVector.fromMemorySegment(I, data, o + 2, LE);
             FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0);
             FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector q3 = (FloatVector) w.and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector s0 = q0.mul(FloatVector.fromArray(F, xi, e));
-            s0 = q1.fma(FloatVector.fromArray(F, xi, e + 8), s0);
-            s0 = q2.fma(FloatVector.fromArray(F, xi, e + 16), s0);
-            s0 = q3.fma(FloatVector.fromArray(F, xi, e + 24), s0);
+            FloatVector s0 = q0.mul(FloatVector.fromArray(F, xt, e));
+            s0 = q1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
+            s0 = q2.fma(FloatVector.fromArray(F, xt, e + 16), s0);
+            s0 = q3.fma(FloatVector.fromArray(F, xt, e + 24), s0);
             acc0 = s0.fma(d, acc0);
-            FloatVector s1 = q0.mul(FloatVector.fromArray(F, xi, stride + e));
-            s1 = q1.fma(FloatVector.fromArray(F, xi, stride + e + 8), s1);
-            s1 = q2.fma(FloatVector.fromArray(F, xi, stride + e + 16), s1);
-            s1 = q3.fma(FloatVector.fromArray(F, xi, stride + e + 24), s1);
+            FloatVector s1 = q0.mul(FloatVector.fromArray(F, xt, e + 32));
+            s1 = q1.fma(FloatVector.fromArray(F, xt, e + 40), s1);
+            s1 = q2.fma(FloatVector.fromArray(F, xt, e + 48), s1);
+            s1 = q3.fma(FloatVector.fromArray(F, xt, e + 56), s1);
             acc1 = s1.fma(d, acc1);
         }
         acc0.intoArray(lanes, 0);
         acc1.intoArray(lanes, 8);
-        out[at] = Simd.sum8(lanes, 0) * 0x1p-24f;
-        out[at + outStride] = Simd.sum8(lanes, 8) * 0x1p-24f;
     }
 
+
     /**
-     * Independent tokens on the 8-lane path: each token interleaved once, then per row four tokens at a time
-     * ({@link #dot8x4}), then two, then one; every token's result is {@link #dot8}'s, bit for bit.
+     * Independent tokens on the 8-lane path: the tokens go in groups of eight, then four, two and one (n = 7 is
+     * 4 + 2 + 1), each group's activations {@linkplain #interleave interleaved} once per matmul and laid out
+     * block by block with the group's tokens side by side ({@link #dot8x8}), so that the kernel reads them
+     * in one forward stream from one index. Per row, each group runs through one kernel that decodes each
+     * block once for all its tokens; every token's result is {@link #dot8}'s, bit for bit.
      */
     private void multiplyEach8(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         int n = in.tokens();
         float[] x = in.x();
-        float[] xi = INTERLEAVED.get(n * cols);
-        for (int t = 0; t < n; t++) {
-            interleave(x, t * cols, cols, xi, t * cols);
+        float[] xt = INTERLEAVED.get(n * cols);
+        for (int t0 = 0, g; t0 < n; t0 += g) {
+            g = group(n - t0, cols);
+            for (int i = 0; i < g; i++) {
+                interleave(x, (t0 + i) * cols, cols, xt, t0 * cols + i * BLOCK, g * BLOCK);
+            }
         }
         pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
-            float[] lanes = new float[4 * L];
+            float[] lanes = new float[8 * L];
             for (int r = start; r < end; r++) {
-                int t = 0;
-                for (; t + 4 <= n; t += 4) {
-                    dot8x4(r, xi, t * cols, cols, out, t * outStride + outOff + r, outStride, lanes);
-                }
-                if (t + 2 <= n) {
-                    dot8x2(r, xi, t * cols, cols, out, t * outStride + outOff + r, outStride, lanes);
-                    t += 2;
-                }
-                if (t < n) {
-                    out[t * outStride + outOff + r] = dot8(r, xi, t * cols);
+                for (int t0 = 0, g; t0 < n; t0 += g) {
+                    g = group(n - t0, cols);
+                    int at = t0 * outStride + outOff + r;
+                    switch (g) {
+                        case 8 -> dot8x8(r, xt, t0 * cols, lanes);
+                        case 4 -> dot8x4(r, xt, t0 * cols, lanes);
+                        case 2 -> dot8x2(r, xt, t0 * cols, lanes);
+                        default -> {
+                            out[at] = dot8(r, xt, t0 * cols);
+                            continue;
+                        }
+                    }
+                    for (int i = 0; i < g; i++) {
+                        out[at + i * outStride] = Simd.sum8(lanes, 8 * i) * 0x1p-24f;
+                    }
                 }
             }
         });
+    }
+
+    /**
+     * The size of the next group of the batched 8-lane kernels when {@code left} tokens of {@code cols} values
+     * remain: 8, 4, 2 or 1. Eight only for rows of up to 1024 values: eight such tokens are 32 KiB, L1's size;
+     * on longer rows the eight-token pass measured slower than two of four (BatchedMatVecBenchmark, 1024 x 3584:
+     * -14 %). {@code -Dedgelm.batch8=false} caps it at 4 everywhere, to measure one against the other.
+     */
+    static int group(int left, int cols) {
+        return left >= 8 && GROUP8 && cols <= 1024 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
     }
 
     /** The 16-lane (AVX-512) shape written out: a block is two 16-byte loads, no inner loops. */

@@ -13,8 +13,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * The decode kernels of Q8_0 and Q4_0 with one token and with n independent tokens ({@code multiplyEach},
  * batched decode): every token of a batch gets exactly the bits of its one-token product and of
- * {@code dotRow}, for n = 2..9 (the four-, two- and one-token kernels in every combination), on one and two
- * threads; and both agree with the value definition (Q8_0: {@code q * d}; Q4_0: {@code (nibble - 8) * d},
+ * {@code dotRow}, for n = 2..17 (the eight-, four-, two- and one-token kernels in every combination: 15 is
+ * 8 + 4 + 2 + 1, 17 is 8 + 8 + 1), on one and two threads; and both agree with the value definition (Q8_0: {@code q * d}; Q4_0: {@code (nibble - 8) * d},
  * decoded here from the bytes, d by {@link Blocks#half}) summed in double.
  */
 class BatchedDecodeKernelTest {
@@ -49,7 +49,12 @@ class BatchedDecodeKernelTest {
     void eachTokenIsItsOneTokenProductBitForBit(GgmlType type) {
         Random r = new Random(7 + type.id());
         int rows = 45;
-        int cols = 24 * 32;
+        for (int cols : new int[] {24 * 32, 40 * 32}) { // eight-token groups up to 1024 columns, four beyond
+            check(type, rows, cols, r);
+        }
+    }
+
+    private static void check(GgmlType type, int rows, int cols, Random r) {
         byte[] bytes = randomBlocks(type, rows, cols, r);
         WeightMatrix m = GgmlMatrices.create(type, Blocks.segment(bytes), rows, cols);
         double[][] w = new double[rows][];
@@ -58,7 +63,7 @@ class BatchedDecodeKernelTest {
         }
         for (int threads : new int[] {1, 2}) {
             try (Parallel pool = new Parallel(threads)) {
-                for (int n = 1; n <= 9; n++) {
+                for (int n : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 16, 17}) {
                     float[] x = new float[n * cols];
                     for (int i = 0; i < x.length; i++) {
                         x[i] = (float) r.nextGaussian();
