@@ -78,6 +78,12 @@ public final class GemmCpuTime {
         switch (kernel) {
             case "panel8" -> m.matmulPanels(pool, in, out, m.rows(), 0);
             case "tile6" -> PackedGemm.multiply(m, pool, in, out, m.rows(), 0);
+            case "tile6blocked" -> { // the panel blocks whatever the size of the activations
+                int was = PackedGemm.blockAboveFloats;
+                PackedGemm.blockAboveFloats = 0;
+                PackedGemm.multiply(m, pool, in, out, m.rows(), 0);
+                PackedGemm.blockAboveFloats = was;
+            }
             default -> throw new IllegalArgumentException("kernel " + kernel);
         }
     }

@@ -4,6 +4,7 @@ import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.CausalAttention;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
+import dev.edgelm.tensor.StageClock;
 import dev.edgelm.tensor.VectorMath;
 import java.util.function.IntUnaryOperator;
 
@@ -38,13 +39,15 @@ final class GatedAttentionLayer {
     void forward(Qwen35Weights.GatedAttention w, SequenceState s, int layer, Workspace ws, int n) {
         int kvWidth = c.numKvHeads() * c.headDim();
         int start = s.position();
+        long t = StageClock.start();
         project(w, ws, n);
+        Qwen35Model.lap("attn.proj+norm+rope", t);
         float[] keys = s.keys[layer];
         float[] values = s.values[layer];
         System.arraycopy(ws.k, 0, keys, start * kvWidth, n * kvWidth);
         System.arraycopy(ws.v, 0, values, start * kvWidth, n * kvWidth);
         // One work item per token and KV head: the group's query heads share each key and value load.
-        attend(w, ws, n, start + n, t -> keys, t -> values, t -> start + t + 1);
+        attend(w, ws, n, start + n, i -> keys, i -> values, i -> start + i + 1);
     }
 
     /**
@@ -110,6 +113,7 @@ final class GatedAttentionLayer {
         int qWidth = 2 * heads * hd;
         int oWidth = heads * hd;
         int g = group.group();
+        long clock = StageClock.start();
         pool.forRange(n * kvHeads, 1, 2L * n * heads * maxVisible * hd, (i0, i1) -> {
             float[] p = scores.get(g * maxVisible);
             for (int i = i0; i < i1; i++) {
@@ -129,7 +133,9 @@ final class GatedAttentionLayer {
                 }
             }
         });
+        clock = Qwen35Model.lap("attn.attend", clock);
         w.oProj().matmul(pool, ws.input.set(ws.core, n, oWidth), ws.sublayerOut);
+        Qwen35Model.lap("attn.out", clock);
     }
 
     /** The key or value cache that row t attends over. */

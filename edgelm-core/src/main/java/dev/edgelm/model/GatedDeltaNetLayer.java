@@ -3,6 +3,7 @@ package dev.edgelm.model;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.DeltaRule;
 import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.StageClock;
 import dev.edgelm.tensor.VectorMath;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
@@ -40,24 +41,34 @@ final class GatedDeltaNetLayer {
     void forward(Qwen35Weights.GatedDeltaNet w, SequenceState s, int layer, Workspace ws, int n) {
         int convDim = c.convDim();
         int hv = c.linearValueHeads();
+        long t = StageClock.start();
         Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
         w.inProjQkv().matmul(pool, in, ws.qkv);
+        t = Qwen35Model.lap("dn.proj.qkv", t);
         w.inProjZ().matmul(pool, in, ws.z);
+        t = Qwen35Model.lap("dn.proj.z", t);
         w.inProjB().matmul(pool, in, ws.beta);
         w.inProjA().matmul(pool, in, ws.decay);
+        t = Qwen35Model.lap("dn.proj.b+a", t);
         // Per-token work below is split between threads by token (each result depends on its token only).
         gates(w, ws, n, hv);
+        t = Qwen35Model.lap("dn.gates", t);
         convolve(w.convTaps(), s.convWindow[layer], ws, 0, n, convDim);
+        t = Qwen35Model.lap("dn.conv", t);
         pool.forRange(n, 1, 2L * n * convDim, (t0, t1) -> normalizeQueriesAndKeys(ws.qkv, t0, t1, convDim));
+        t = Qwen35Model.lap("dn.qk-l2norm", t);
         float[] state = s.recurrent[layer];
         pool.forRange(hv, 1, 2L * n * hv * c.linearKeyDim() * c.linearValueDim(), (h0, h1) -> {
             for (int h = h0; h < h1; h++) {
                 recurrence(state, h, ws, 0, n, convDim);
             }
         });
+        t = Qwen35Model.lap("dn.scan", t);
         int rows = n * hv;
         pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
+        t = Qwen35Model.lap("dn.gated-norm", t);
         w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.sublayerOut);
+        Qwen35Model.lap("dn.out", t);
     }
 
     /**

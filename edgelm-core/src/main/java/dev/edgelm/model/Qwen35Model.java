@@ -2,6 +2,7 @@ package dev.edgelm.model;
 
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.StageClock;
 import dev.edgelm.tensor.VectorMath;
 import dev.edgelm.util.EdgeLmException;
 import java.util.IdentityHashMap;
@@ -131,6 +132,9 @@ public final class Qwen35Model implements AutoCloseable {
         int hidden = config.hiddenSize();
         checkTokens(tokens, offset, n);
         state.reserve(n);
+        StageClock.recording(n > 1);
+        long clock = StageClock.start();
+        long lap = StageClock.start();
         Workspace ws = workspace;
         ws.ensure(config, n);
         int start = state.position() + state.ropeDelta();
@@ -159,6 +163,7 @@ public final class Qwen35Model implements AutoCloseable {
         float eps = config.rmsNormEps();
         Qwen35Weights.DecoderLayer[] layers = weights.layers();
         RmsNorm.rows(pool, ws.x, n, layers[0].inputNorm(), eps, ws.normed);
+        StageClock.stop("embed+norm", lap);
         for (int l = 0; l < layers.length; l++) {
             Qwen35Weights.DecoderLayer layer = layers[l];
             switch (layer.mixer()) {
@@ -168,14 +173,18 @@ public final class Qwen35Model implements AutoCloseable {
             if (trace != null) {
                 trace.mixer(l, ws.sublayerOut, n);
             }
+            lap = StageClock.start();
             RmsNorm.addThenRows(pool, ws.sublayerOut, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
+            StageClock.stop("residual+norm", lap);
             mlp(layer, ws, n);
+            lap = StageClock.start();
             // The residual add, fused with the next layer's input norm.
             if (l + 1 < layers.length) {
                 RmsNorm.addThenRows(pool, ws.sublayerOut, ws.x, n, layers[l + 1].inputNorm(), eps, ws.normed);
             } else {
                 addRows(ws.sublayerOut, ws.x, n, hidden);
             }
+            StageClock.stop("residual+norm", lap);
             if (trace != null) {
                 trace.layer(l, ws.x, n);
             }
@@ -184,7 +193,10 @@ public final class Qwen35Model implements AutoCloseable {
         if (input != null) {
             state.setRopeDelta(input.deltaAfter(offset, n, state.position()));
         }
+        lap = StageClock.start();
         logits(ws, n, logits, trace, out);
+        StageClock.stop("head", lap);
+        StageClock.endChunk(clock);
     }
 
     /**
@@ -262,13 +274,23 @@ public final class Qwen35Model implements AutoCloseable {
 
     /** {@code sublayerOut = down(silu(gate(x)) * up(x))} */
     private void mlp(Qwen35Weights.DecoderLayer layer, Workspace ws, int n) {
+        long t = StageClock.start();
         Activations in = ws.input.set(ws.normed, n, config.hiddenSize());
         layer.mlpGate().matmul(pool, in, ws.gate);
         layer.mlpUp().matmul(pool, in, ws.up);
+        t = lap("mlp.gate+up", t);
         int width = config.intermediateSize();
         pool.forRange(n, 1, 8L * n * width, (t0, t1) ->
                 VectorMath.siluInPlace(ws.gate, ws.up, t0 * width, (t1 - t0) * width));
+        t = lap("mlp.silu", t);
         layer.mlpDown().matmul(pool, ws.input.set(ws.gate, n, width), ws.sublayerOut);
+        lap("mlp.down", t);
+    }
+
+    /** Adds the time since {@code t} to {@code stage} and returns a new start (see {@link StageClock}). */
+    static long lap(String stage, long t) {
+        StageClock.stop(stage, t);
+        return StageClock.start();
     }
 
     private void logits(Workspace ws, int n, Logits which, Trace trace, float[] out) {

@@ -99,9 +99,11 @@ public final class Activations {
     /** The panels ({@code [panel][column][token]}), packed on the first call after {@link #set}. */
     public float[] panels(Parallel pool) {
         if (!packed) {
+            long t = StageClock.start();
             ensurePanels();
             pool.forRange(panelCount(), 1, (long) n * cols, (p0, p1) -> FloatGemm.packPanels(x, n, cols, panels, p0, p1));
             packed = true;
+            StageClock.stop("gemm.pack (wall)", t);
         }
         return panels;
     }

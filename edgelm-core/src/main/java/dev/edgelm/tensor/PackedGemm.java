@@ -82,17 +82,31 @@ public final class PackedGemm {
         boolean blocked = (long) panels * PANEL * cols > blockAboveFloats;
         int panelBlock = Math.max(1, panelBlockFloats / (PANEL * cols));
         int groupRows = Math.max(MR, groupFloats / cols / MR * MR);
+        boolean clocked = StageClock.active();
+        long wall = clocked ? System.nanoTime() : 0L;
         pool.forRange(rows, MR, (long) rows * cols * n, (start, end) -> {
             float[] tmp = RESULTS.get(MR * PANEL);
             if (!blocked) {
                 float[] a = ROWS.get(MR * cols);
+                long decodeNs = 0;
+                long t0 = clocked ? System.nanoTime() : 0L;
+                long cpu0 = clocked ? StageClock.cpuNanos() : 0L;
                 for (int r0 = start; r0 < end; r0 += MR) {
                     int valid = Math.min(MR, end - r0);
+                    long d0 = clocked ? System.nanoTime() : 0L;
                     decode(w, r0, valid, a, 0);
+                    if (clocked) {
+                        decodeNs += System.nanoTime() - d0;
+                    }
                     for (int p = 0; p < panels; p++) {
                         tile(a, 0, cols, xt, p * PANEL * cols, tmp);
                         write(tmp, valid, Math.min(PANEL, n - p * PANEL), out, outStride, outOff, r0, p * PANEL);
                     }
+                }
+                if (clocked) {
+                    StageClock.add("gemm.decode (thread sum)", decodeNs);
+                    StageClock.add("gemm.tile+write (thread sum)", System.nanoTime() - t0 - decodeNs);
+                    StageClock.add("gemm.cpu (thread sum)", StageClock.cpuNanos() - cpu0);
                 }
                 return;
             }
@@ -118,6 +132,9 @@ public final class PackedGemm {
                 }
             }
         });
+        if (clocked) {
+            StageClock.add("gemm " + rows + "x" + cols + " wall", System.nanoTime() - wall);
+        }
     }
 
     /** Rows {@code [r0, r0 + valid)} of {@code w} into {@code a[off ..]}, {@link #MR} rows, zeros past the valid ones. */

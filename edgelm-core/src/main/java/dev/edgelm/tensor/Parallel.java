@@ -104,7 +104,10 @@ public final class Parallel implements AutoCloseable {
         for (Thread w : workers) {
             LockSupport.unpark(w);
         }
+        boolean clocked = StageClock.active();
+        long t0 = clocked ? System.nanoTime() : 0L;
         job.work(0);
+        long t1 = clocked ? System.nanoTime() : 0L;
         int spins = 0;
         while (job.remaining.get() != 0) {
             if (++spins < SPIN_ITERATIONS) {
@@ -116,6 +119,12 @@ public final class Parallel implements AutoCloseable {
             }
         }
         this.job = null;
+        if (clocked) {
+            long t2 = System.nanoTime();
+            StageClock.add("pool.caller.work", t1 - t0);
+            StageClock.add("pool.caller.wait", t2 - t1);
+            StageClock.add("pool.worker.work", job.workerNanos.sum());
+        }
         Throwable f = job.failure;
         if (f != null) {
             if (f instanceof RuntimeException re) {
@@ -147,6 +156,7 @@ public final class Parallel implements AutoCloseable {
         final AtomicInteger remaining;
         final Thread waiter;
         volatile Throwable failure;
+        final java.util.concurrent.atomic.LongAdder workerNanos = new java.util.concurrent.atomic.LongAdder();
 
         Job(RangeTask task, int n, int align, int threads, Thread waiter) {
             this.task = task;
@@ -219,7 +229,13 @@ public final class Parallel implements AutoCloseable {
             seen = generation.get();
             Job current = job; // the newest section (or none): taking part in a finished one does nothing
             if (current != null) {
-                current.work(slice);
+                if (StageClock.active()) {
+                    long t0 = System.nanoTime();
+                    current.work(slice);
+                    current.workerNanos.add(System.nanoTime() - t0);
+                } else {
+                    current.work(slice);
+                }
             }
         }
     }

@@ -1,0 +1,104 @@
+package dev.edgelm.tensor;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Clocks around the stages of a forward pass, for finding where prefill time goes: off unless the JVM runs with
+ * {@code -Dedgelm.stageclock=true}, then every stage's nanoseconds and calls are summed while {@link #recording}
+ * is on (the model turns it on for chunks of several tokens) and printed to standard error when the JVM exits.
+ * Clocks, not samples: JFR's execution samples misplace time between the inlined kernels (see docs/kernels.md).
+ *
+ * <p>Stage names are free strings ({@code "mlp.down"}, {@code "gemm.tile"}); a thread's time inside a kernel is
+ * summed per thread and added once per task, so the clocks cost a few {@code nanoTime} calls per tile.
+ */
+public final class StageClock {
+    /** Whether the clocks exist at all ({@code -Dedgelm.stageclock=true}). */
+    public static final boolean ON = Boolean.getBoolean("edgelm.stageclock");
+    private static final Map<String, LongAdder> NANOS = new ConcurrentHashMap<>();
+    private static final Map<String, LongAdder> CALLS = new ConcurrentHashMap<>();
+    /** Whether the current forward call is measured (set by the calling thread before its parallel sections). */
+    private static volatile boolean recording;
+
+    static {
+        if (ON) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> System.err.print(report()), "edgelm-stageclock"));
+        }
+    }
+
+    private StageClock() {}
+
+    /** Starts or stops measuring (the model: on for chunks of several tokens, off for decode steps). */
+    public static void recording(boolean on) {
+        if (ON) {
+            recording = on;
+        }
+    }
+
+    /** Whether stages are being measured now. */
+    public static boolean active() {
+        return ON && recording;
+    }
+
+    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** CPU time of the calling thread, in nanoseconds (to tell time on the core from time descheduled). */
+    public static long cpuNanos() {
+        return THREADS.getCurrentThreadCpuTime();
+    }
+
+    /** A start time for {@link #stop}, or 0 when not measuring. */
+    public static long start() {
+        return active() ? System.nanoTime() : 0L;
+    }
+
+    /** Adds the time since {@code t0} (from {@link #start}) to {@code stage}. */
+    public static void stop(String stage, long t0) {
+        if (t0 != 0L && active()) {
+            add(stage, System.nanoTime() - t0);
+        }
+    }
+
+    /** Chunks still to drop ({@code -Dedgelm.stageclock.skip=N}, default 1: the warm-up chunk, kernels compiling). */
+    private static int skip = Integer.getInteger("edgelm.stageclock.skip", 1);
+
+    /**
+     * Ends a measured chunk that started at {@code t0}: adds it to the stage {@code "prefill"}, or, for the first
+     * {@code skip} chunks, drops everything summed so far. Stops recording.
+     */
+    public static synchronized void endChunk(long t0) {
+        if (!active()) {
+            return;
+        }
+        if (skip > 0) {
+            skip--;
+            NANOS.clear();
+            CALLS.clear();
+        } else {
+            stop("prefill", t0);
+        }
+        recording = false;
+    }
+
+    /** Adds {@code nanos} and one call to {@code stage}. */
+    public static void add(String stage, long nanos) {
+        if (active()) {
+            NANOS.computeIfAbsent(stage, k -> new LongAdder()).add(nanos);
+            CALLS.computeIfAbsent(stage, k -> new LongAdder()).increment();
+        }
+    }
+
+    /** Every stage: total milliseconds, calls and milliseconds per {@code "prefill"} call, sorted by name. */
+    public static String report() {
+        Map<String, Long> sorted = new TreeMap<>();
+        NANOS.forEach((k, v) -> sorted.put(k, v.sum()));
+        LongAdder prefills = CALLS.get("prefill");
+        long p = prefills == null ? 1 : Math.max(1, prefills.sum());
+        StringBuilder b = new StringBuilder("stage clock (" + p + " chunks; ms per chunk, calls per chunk):\n");
+        sorted.forEach((k, v) -> b.append(String.format("  %-28s %9.2f ms %8d%n", k, v / 1e6 / p,
+                CALLS.get(k).sum() / p)));
+        return b.toString();
+    }
+}
