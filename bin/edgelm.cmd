@@ -23,5 +23,5 @@ if not exist "%JAR%" (
   )
 )
 :run
-"%JAVA%" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseG1GC -Xms64m -Xmn32m %EDGELM_JAVA_OPTS% -jar "%JAR%" %*
+"%JAVA%" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -XX:+UseCountedLoopSafepoints -XX:LoopStripMiningIter=1000 -Xms64m -Xmn32m %EDGELM_JAVA_OPTS% -jar "%JAR%" %*
 exit /b %ERRORLEVEL%

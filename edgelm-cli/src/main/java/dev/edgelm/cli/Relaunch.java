@@ -34,7 +34,8 @@ final class Relaunch {
         command.add("--enable-native-access=ALL-UNNAMED");
         List<String> jvmArgs = ManagementFactory.getRuntimeMXBean().getInputArguments();
         if (jvmArgs.stream().noneMatch(a -> a.startsWith("-Xm") || a.startsWith("-XX:+Use"))) {
-            command.addAll(List.of("-XX:+UseG1GC", "-Xms64m", "-Xmn32m")); // as bin/edgelm (G1: see there)
+            command.addAll(List.of("-XX:+UseSerialGC", "-XX:+UseCountedLoopSafepoints", "-XX:LoopStripMiningIter=1000",
+                    "-Xms64m", "-Xmn32m")); // as bin/edgelm (loop strip mining: see there)
         }
         command.addAll(jvmArgs);
         command.add("-cp");

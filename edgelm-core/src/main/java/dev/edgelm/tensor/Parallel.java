@@ -119,7 +119,7 @@ public final class Parallel implements AutoCloseable {
             }
         }
         this.job = null;
-        if (clocked) {
+        if (clocked && job.workerNanos != null) {
             long t2 = System.nanoTime();
             StageClock.add("pool.caller.work", t1 - t0);
             StageClock.add("pool.caller.wait", t2 - t1);
@@ -156,7 +156,9 @@ public final class Parallel implements AutoCloseable {
         final AtomicInteger remaining;
         final Thread waiter;
         volatile Throwable failure;
-        final java.util.concurrent.atomic.LongAdder workerNanos = new java.util.concurrent.atomic.LongAdder();
+        /** The workers' time in this section's chunks, when the stage clocks run (null otherwise: no cost per section). */
+        final java.util.concurrent.atomic.LongAdder workerNanos =
+                StageClock.active() ? new java.util.concurrent.atomic.LongAdder() : null;
 
         Job(RangeTask task, int n, int align, int threads, Thread waiter) {
             this.task = task;
@@ -194,6 +196,7 @@ public final class Parallel implements AutoCloseable {
                     int len = sliceUnit(s + 1) - from;
                     int start = Math.min(n, (from + (int) ((long) len * j / count)) * align);
                     int end = Math.min(n, (from + (int) ((long) len * (j + 1) / count)) * align);
+                    long c0 = workerNanos != null && slice != 0 ? System.nanoTime() : 0L;
                     try {
                         if (start < end && failure == null) {
                             task.run(start, end);
@@ -201,6 +204,9 @@ public final class Parallel implements AutoCloseable {
                     } catch (Throwable t) {
                         failure = t;
                     } finally {
+                        if (c0 != 0L) {
+                            workerNanos.add(System.nanoTime() - c0); // before the count: the caller reads it after
+                        }
                         if (remaining.decrementAndGet() == 0) {
                             LockSupport.unpark(waiter);
                         }
@@ -229,13 +235,7 @@ public final class Parallel implements AutoCloseable {
             seen = generation.get();
             Job current = job; // the newest section (or none): taking part in a finished one does nothing
             if (current != null) {
-                if (StageClock.active()) {
-                    long t0 = System.nanoTime();
-                    current.work(slice);
-                    current.workerNanos.add(System.nanoTime() - t0);
-                } else {
-                    current.work(slice);
-                }
+                current.work(slice);
             }
         }
     }

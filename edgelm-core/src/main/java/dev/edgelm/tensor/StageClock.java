@@ -32,7 +32,7 @@ public final class StageClock {
 
     /** Starts or stops measuring (the model: on for chunks of several tokens, off for decode steps). */
     public static void recording(boolean on) {
-        if (ON) {
+        if (ON && !Thread.currentThread().getName().startsWith("edgelm-primer")) { // the start-up primer's tiny model is not measured
             recording = on;
         }
     }
@@ -42,11 +42,14 @@ public final class StageClock {
         return ON && recording;
     }
 
-    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
+    /** Loaded on the first {@link #cpuNanos} call only, so that JMX stays off the start-up path when the clocks are off. */
+    private static final class Threads {
+        static final java.lang.management.ThreadMXBean MX = java.lang.management.ManagementFactory.getThreadMXBean();
+    }
 
     /** CPU time of the calling thread, in nanoseconds (to tell time on the core from time descheduled). */
     public static long cpuNanos() {
-        return THREADS.getCurrentThreadCpuTime();
+        return Threads.MX.getCurrentThreadCpuTime();
     }
 
     /** A start time for {@link #stop}, or 0 when not measuring. */

@@ -43,10 +43,13 @@ public final class GgufTensorTypes {
             return read(seg);
         } catch (IOException e) {
             throw new EdgeLmException(path + ": cannot read: " + e.getMessage(), e);
-        } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
+        } catch (RuntimeException | InternalError e) { // out of bounds, a lying count, a file cut while mapped (SIGBUS)
             throw new EdgeLmException(path + ": the GGUF header is cut short or malformed", e);
         }
     }
+
+    /** Longest tensor name accepted (ggml's own limit is 64 bytes; names are short ASCII). */
+    private static final int MAX_NAME = 4096;
 
     static Map<String, GgmlType> read(MemorySegment seg) {
         long pos = 0;
@@ -68,7 +71,10 @@ public final class GgufTensorTypes {
         }
         Map<String, GgmlType> types = new LinkedHashMap<>();
         for (long i = 0; i < tensors; i++) {
-            long len = count(seg.get(U64, pos), size, 1);
+            long len = seg.get(U64, pos);
+            if (len < 0 || len > MAX_NAME) {
+                throw new IllegalArgumentException("tensor name of " + Long.toUnsignedString(len) + " bytes");
+            }
             byte[] name = seg.asSlice(pos + 8, len).toArray(ValueLayout.JAVA_BYTE);
             pos += 8 + len;
             int dims = seg.get(U32, pos);

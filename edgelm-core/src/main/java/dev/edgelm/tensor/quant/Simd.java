@@ -36,7 +36,7 @@ final class Simd {
     static final int P = BL / L;
 
     /**
-     * Whether the written-out 8-lane (AVX2) decode kernels of Q8_0 and Q4_0 run: on 256-bit float vectors,
+     * Whether the written-out 8-lane (AVX2) decode kernels (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) run: on 256-bit float vectors,
      * unless {@code -Dedgelm.kernels8=false} keeps the generic loops (to measure one against the other).
      */
     static final boolean K8 = L == 8 && Boolean.parseBoolean(System.getProperty("edgelm.kernels8", "true"));
