@@ -11,7 +11,6 @@ import static dev.edgelm.tensor.quant.Simd.P;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
-import dev.edgelm.tensor.Scratch;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
@@ -31,10 +30,6 @@ public final class Q4_KMatrix extends QuantizedMatrix {
     static final int BLOCK_BYTES = GgmlType.Q4_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
-    /** Per calling thread: the activations of the current matmul in the order {@link #dot8} reads them. */
-    private static final Scratch.Floats INTERLEAVED = new Scratch.Floats();
-    /** Per calling thread: their run sums. */
-    private static final Scratch.Floats SUMS = new Scratch.Floats();
 
     public Q4_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q4_K, data, rows, cols, 32);
@@ -124,48 +119,24 @@ public final class Q4_KMatrix extends QuantizedMatrix {
         return accLo.add(accHi).add(accLo2.add(accHi2)).reduceLanes(VectorOperators.ADD) - offsets;
     }
 
-    /**
-     * The 8-lane (AVX2) one-token product: {@link #dot8} for every row, {@code x} {@linkplain
-     * Q8_0Matrix#interleave interleaved} and its run sums taken once per call.
-     */
+    /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);
             return;
         }
-        float[] x = in.x();
-        float[] xi = Q8_0Matrix.interleave(x, 0, cols, INTERLEAVED.get(cols), 0);
-        float[] xSums = runSums(x, 0, SUMS.get(cols / 32 + SUM_PAD));
-        pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
-            for (int r = start; r < end; r++) {
-                out[outOff + r] = dot8(r, xi, 0, xSums);
-            }
-        });
+        multiplyInterleaved(pool, in, out, outStride, outOff, this::dot8);
     }
 
-    /** Independent tokens on the 8-lane path: each token interleaved and summed once, then {@link #dot8} per row and token. */
+    /** Independent tokens on the 8-lane path: {@link #dot8} per row and token ({@link #multiplyInterleaved}). */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         if (!K8) {
             super.multiplyEach(pool, in, out, outStride, outOff);
             return;
         }
-        int n = in.tokens();
-        float[] x = in.x();
-        float[] xi = INTERLEAVED.get(n * cols);
-        float[][] sums = new float[n][];
-        for (int t = 0; t < n; t++) {
-            Q8_0Matrix.interleave(x, t * cols, cols, xi, t * cols);
-            sums[t] = runSums(x, t * cols, new float[cols / 32 + SUM_PAD]);
-        }
-        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
-            for (int r = start; r < end; r++) {
-                for (int t = 0; t < n; t++) {
-                    out[t * outStride + outOff + r] = dot8(r, xi, t * cols, sums[t]);
-                }
-            }
-        });
+        multiplyInterleaved(pool, in, out, outStride, outOff, this::dot8);
     }
 
     /**

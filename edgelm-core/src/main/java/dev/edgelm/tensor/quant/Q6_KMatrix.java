@@ -11,7 +11,6 @@ import static dev.edgelm.tensor.quant.Simd.P;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
-import dev.edgelm.tensor.Scratch;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
@@ -36,8 +35,6 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     /** The top byte of a 32-bit lane. */
     private static final int TOP = 0xFF000000;
-    /** Per calling thread: the activations of the current matmul in the order {@link #dot8} reads them. */
-    private static final Scratch.Floats INTERLEAVED = new Scratch.Floats();
 
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols, 0);
@@ -122,44 +119,24 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         return acc.reduceLanes(VectorOperators.ADD);
     }
 
-    /**
-     * The 8-lane (AVX2) one-token product: {@link #dot8} for every row, {@code x} {@linkplain
-     * Q8_0Matrix#interleave interleaved} once per call.
-     */
+    /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);
             return;
         }
-        float[] xi = Q8_0Matrix.interleave(in.x(), 0, cols, INTERLEAVED.get(cols), 0);
-        pool.forRange(rows, 1, (long) rows * cols, (start, end) -> {
-            for (int r = start; r < end; r++) {
-                out[outOff + r] = dot8(r, xi, 0);
-            }
-        });
+        multiplyInterleaved(pool, in, out, outStride, outOff, (row, xi, xOff, xSums) -> dot8(row, xi, xOff));
     }
 
-    /** Independent tokens on the 8-lane path: each token interleaved once, then {@link #dot8} per row and token. */
+    /** Independent tokens on the 8-lane path: {@link #dot8} per row and token ({@link #multiplyInterleaved}). */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         if (!K8) {
             super.multiplyEach(pool, in, out, outStride, outOff);
             return;
         }
-        int n = in.tokens();
-        float[] x = in.x();
-        float[] xi = INTERLEAVED.get(n * cols);
-        for (int t = 0; t < n; t++) {
-            Q8_0Matrix.interleave(x, t * cols, cols, xi, t * cols);
-        }
-        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
-            for (int r = start; r < end; r++) {
-                for (int t = 0; t < n; t++) {
-                    out[t * outStride + outOff + r] = dot8(r, xi, t * cols);
-                }
-            }
-        });
+        multiplyInterleaved(pool, in, out, outStride, outOff, (row, xi, xOff, xSums) -> dot8(row, xi, xOff));
     }
 
     /**

@@ -20,9 +20,10 @@ import jdk.incubator.vector.VectorOperators;
  * <p>Values that carry an offset per run ({@code q * d + m}, {@code d * sc * q - dmin * min}) can split the dot
  * product of a run into {@code d * sum(q * x) + m * sum(x)}: the kernel ({@link #dot}) then needs one
  * multiply-add per value instead of two, and the sums of x over each run, computed once per one-token
- * {@link #matmul} and shared by every row. Q4_1 and Q4_K do (runs of 32: their constructors pass the run
- * length). Q5_1, Q2_K and Q5_K do not: their kernels fold the offset into each value ({@code q.fma(d, m)},
- * then the multiply-add with x), two multiply-adds per value, and pass a run length of 0 (no sums).
+ * {@link #matmul} and shared by every row. Q4_1, Q4_K and Q5_K do (runs of 32: their constructors pass the run
+ * length). Q5_1 and Q2_K do not: their kernels fold the offset into each value ({@code q.fma(d, m)}, then the
+ * multiply-add with x), two multiply-adds per value, and pass a run length of 0 (no sums); nor do the formats
+ * without an offset (Q3_K, Q6_K, Q4_0, Q5_0, Q8_0).
  */
 public abstract class QuantizedMatrix extends WeightMatrix {
     /** Per calling thread: the run sums of the activations of the current one-token matmul. */
@@ -98,6 +99,43 @@ public abstract class QuantizedMatrix extends WeightMatrix {
             for (int r = start; r < end; r++) {
                 for (int t = 0; t < n; t++) {
                     out[t * outStride + outOff + r] = dot(r, x, t * cols, sums[t]);
+                }
+            }
+        });
+    }
+
+    /** Per calling thread: the activations {@linkplain Q8_0Matrix#interleave interleaved} for {@link #multiplyInterleaved}. */
+    private static final Scratch.Floats INTERLEAVED = new Scratch.Floats();
+
+    /** A written-out 8-lane row kernel over x {@linkplain Q8_0Matrix#interleave interleaved} (and x's run sums, or null). */
+    @FunctionalInterface
+    interface InterleavedDot {
+        float dot(int row, float[] xi, int xOff, float[] xSums);
+    }
+
+    /**
+     * The 8-lane one-token and independent-tokens product of the formats whose kernel reads x {@linkplain
+     * Q8_0Matrix#interleave interleaved} (Q4_K, Q5_K, Q6_K): each token interleaved, and its run sums taken, once
+     * per call, then {@code kernel} per row and token, so that every token's result is the one-token product's,
+     * bit for bit.
+     */
+    final void multiplyInterleaved(Parallel pool, Activations in, float[] out, int outStride, int outOff,
+            InterleavedDot kernel) {
+        int n = in.tokens();
+        float[] x = in.x();
+        float[] xi = INTERLEAVED.get(n * cols);
+        float[][] sums = new float[n][];
+        for (int t = 0; t < n; t++) {
+            Q8_0Matrix.interleave(x, t * cols, cols, xi, t * cols);
+            if (sumRun != 0) {
+                int length = cols / sumRun + SUM_PAD;
+                sums[t] = runSums(x, t * cols, n == 1 ? RUN_SUMS.get(length) : new float[length]);
+            }
+        }
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = kernel.dot(r, xi, t * cols, sums[t]);
                 }
             }
         });
