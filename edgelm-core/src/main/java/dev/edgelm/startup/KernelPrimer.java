@@ -63,6 +63,14 @@ public final class KernelPrimer implements AutoCloseable {
     private static final int PASS_LIMIT = Math.max(PASS_MINIMUM, MAX_PASSES);
     private static final boolean LOG = Boolean.getBoolean("edgelm.primer.log");
     private static final int THREADS = Integer.getInteger("edgelm.primer.threads", 1);
+    /**
+     * How long {@link #finish()} waits for the passes before it stops them (then only the pass in flight is awaited).
+     * In a quiet minute the twelve passes end 3.5 s after the process starts, about when the 0.8B model is loaded
+     * (docs/lab/startup.md); a primer starved by other work must not hold the prompt back for longer than the
+     * prompt would need to compile its kernels itself (2-5 s, the same page). {@code edgelm.primer.wait}
+     * (milliseconds) for measuring.
+     */
+    static final long FINISH_WAIT_MS = Math.max(1, Long.getLong("edgelm.primer.wait", 5_000));
 
     private final Thread thread;
     /** The file the real model is loaded from (null: none is coming, stop). */
@@ -215,10 +223,18 @@ public final class KernelPrimer implements AutoCloseable {
      * model.
      */
     public void finish() {
+        finish(FINISH_WAIT_MS);
+    }
+
+    /** As {@link #finish()}, stopping the passes after {@code waitMillis} (at least 1). */
+    void finish(long waitMillis) {
         stopRequested = !waitForAll;
         finishing = true;
         model.complete(null); // no file named: nothing to prime
-        join();
+        if (!join(Math.max(1, waitMillis))) {
+            stopRequested = true; // a starved or slow primer: the prompt compiles what is left itself
+            join(0);
+        }
     }
 
     /** Stops the passes and waits for the one in flight, if any (a command that fails does not wait for them). */
@@ -226,14 +242,20 @@ public final class KernelPrimer implements AutoCloseable {
     public void close() {
         stopRequested = true;
         model.complete(null);
-        join();
+        join(0);
     }
 
-    private void join() {
+    /** Waits for the primer's thread, at most {@code millis} (0: until it ends); whether it ended. */
+    private boolean join(long millis) {
         boolean interrupted = false;
+        long deadline = System.nanoTime() + millis * 1_000_000L;
         while (thread != null && thread.isAlive()) {
+            long left = millis == 0 ? 0 : (deadline - System.nanoTime()) / 1_000_000L;
+            if (millis != 0 && left <= 0) {
+                break;
+            }
             try {
-                thread.join();
+                thread.join(left);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
@@ -241,5 +263,6 @@ public final class KernelPrimer implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+        return thread == null || !thread.isAlive();
     }
 }

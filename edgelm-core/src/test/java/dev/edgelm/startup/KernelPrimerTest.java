@@ -52,6 +52,20 @@ class KernelPrimerTest {
         assertEquals(before, primerFiles());
     }
 
+    /**
+     * A primer that cannot finish its passes in time (here: 1 ms for twelve passes, each of which loads a tiny
+     * model) is stopped, so the prompt never waits on it for long; its temporary file is gone all the same.
+     */
+    @Test
+    void finishStopsAPrimerThatRunsPastItsWait() throws IOException {
+        long before = primerFiles();
+        KernelPrimer p = KernelPrimer.start();
+        p.forModel(MINI.resolve("qwen35-mini-Q4_0.gguf"));
+        p.finish(1);
+        assertTrue(p.passesRun() < KernelPrimer.PASSES, p.passesRun() + " passes");
+        assertEquals(before, primerFiles());
+    }
+
     static final Path MINI = Path.of("src/test/resources/fixtures/gguf/mini");
 
     /** A role with two types in the real file (Q4_K_M's ffn_down) alternates over the tiny model's layers. */

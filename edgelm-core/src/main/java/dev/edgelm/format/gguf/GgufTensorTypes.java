@@ -67,7 +67,7 @@ public final class GgufTensorTypes {
         for (long i = 0; i < kvs; i++) {
             pos = skipString(seg, pos);
             int type = seg.get(U32, pos);
-            pos = skipValue(seg, pos + 4, type);
+            pos = skipValue(seg, pos + 4, type, 0);
         }
         Map<String, GgmlType> types = new LinkedHashMap<>();
         for (long i = 0; i < tensors; i++) {
@@ -94,23 +94,29 @@ public final class GgufTensorTypes {
         return pos + 8 + len;
     }
 
-    private static long skipValue(MemorySegment seg, long pos, int type) {
+    /** How deep arrays of arrays may nest: {@link GgufFile}'s limit, so that both readers accept the same files. */
+    private static final int MAX_NESTING = 8;
+
+    private static long skipValue(MemorySegment seg, long pos, int type, int depth) {
         if (type == STRING) {
             return skipString(seg, pos);
         }
         if (type == ARRAY) {
+            if (depth >= MAX_NESTING) {
+                throw new IllegalArgumentException("arrays nested deeper than " + MAX_NESTING);
+            }
             int elementType = seg.get(U32, pos);
             long n = seg.get(U64, pos + 4);
             pos += 12;
-            if (elementType == STRING) {
-                count(n, seg.byteSize(), 8);
+            if (elementType == STRING || elementType == ARRAY) { // each element carries its own length
+                count(n, seg.byteSize(), elementType == STRING ? 8 : 12);
                 for (long i = 0; i < n; i++) {
-                    pos = skipString(seg, pos);
+                    pos = skipValue(seg, pos, elementType, depth + 1);
                 }
                 return pos;
             }
             int each = fixedSize(elementType);
-            return pos + count(n, seg.byteSize(), each) * each; // nested arrays are not used by the models read here
+            return pos + count(n, seg.byteSize(), each) * each;
         }
         return pos + fixedSize(type);
     }

@@ -60,4 +60,38 @@ class GgufTensorTypesTest {
         assertThrows(EdgeLmException.class, () -> GgufTensorTypes.read(p));
         assertEquals(GgmlType.Q4_0, GgufTensorTypes.read(MINI.resolve("qwen35-mini-Q4_0.gguf")).get("blk.0.ffn_up.weight"));
     }
+
+    /**
+     * Metadata of every value type, nested arrays among them (three levels), is stepped over: the types are those
+     * the full reader finds in the same file.
+     */
+    @Test
+    void everyValueTypeIsSkipped(@TempDir Path dir) {
+        Path p = dir.resolve("every-type.gguf");
+        GgufTestFiles.write(p, GgufTestFiles.everyType(), GgufTestFiles.someTensors());
+        Map<String, GgmlType> expected = new LinkedHashMap<>();
+        expected.put("a.weight", GgmlType.F32);
+        expected.put("b.weight", GgmlType.BF16);
+        expected.put("c.norm", GgmlType.F32);
+        assertEquals(expected, GgufTensorTypes.read(p));
+        try (GgufFile full = GgufFile.open(p)) {
+            full.tensorInfos().forEach((name, info) -> assertEquals(info.type(), expected.get(name), name));
+        }
+    }
+
+    /** Arrays nested deeper than the full reader allows are refused too, not recursed into without end. */
+    @Test
+    void deepNestingIsRefused(@TempDir Path dir) {
+        GgufValue v = GgufValue.i32Array(new int[] {1});
+        for (int i = 0; i < 9; i++) {
+            v = GgufValue.nestedArray(new GgufValue[] {v});
+        }
+        Map<String, GgufValue> m = new LinkedHashMap<>();
+        m.put("general.architecture", GgufValue.string("test"));
+        m.put("t.deep", v);
+        Path p = dir.resolve("deep.gguf");
+        GgufTestFiles.write(p, m, GgufTestFiles.someTensors());
+        EdgeLmException e = assertThrows(EdgeLmException.class, () -> GgufTensorTypes.read(p));
+        assertTrue(e.getMessage().startsWith(p.toString()), e.getMessage());
+    }
 }
