@@ -206,6 +206,8 @@ final class RemoteChatRepl {
             s += String.format(Locale.ROOT, "; the server sampled the first token %.3f s after the request arrived "
                     + "(request %.3f s, queue %.3f s, %d prefill chunk(s))", server / 1e3, r.serverMillis("request_ms") / 1e3,
                     r.serverMillis("queue_ms") / 1e3, (int) r.serverMillis("prefill_chunks"));
+        } else if (r.serverMillis("prompt_ms") >= 0) { // llama-server's (and older EdgeLM's) prompt time
+            s += String.format(Locale.ROOT, "; the server's prompt_ms %.3f s", r.serverMillis("prompt_ms") / 1e3);
         }
         return s;
     }
