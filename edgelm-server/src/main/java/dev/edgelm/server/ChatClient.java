@@ -38,14 +38,12 @@ public final class ChatClient {
 
     /**
      * What one request gave. Times are in seconds from sending the request: {@code firstTokenSeconds} at the
-     * first chunk with text or a tool call, {@code firstChunkSeconds} at the first chunk after the role chunk
-     * (any delta, or the finish chunk). {@code server} holds the server's own {@code timings} of the request
+     * first chunk with text or a tool call. {@code server} holds the server's own {@code timings} of the request
      * (null when it sent none), e.g. EdgeLM's {@code first_token_ms} from the request's arrival to its first
      * sampled token, which a model whose first tokens have no text cannot show on the client.
      */
     public record Result(String content, String reasoning, String finishReason, int promptTokens, int cachedTokens,
-                         int completionTokens, double firstTokenSeconds, double totalSeconds, double firstChunkSeconds,
-                         JsonNode server) {
+                         int completionTokens, double firstTokenSeconds, double totalSeconds, JsonNode server) {
         /** The server's {@code timings.NAME} in milliseconds, or -1 when it did not send it. */
         public double serverMillis(String name) {
             return server != null && server.path(name).isNumber() ? server.get(name).asDouble() : -1;
@@ -167,7 +165,7 @@ public final class ChatClient {
             throw new EdgeLmException("cannot connect to " + endpoint + ": is 'edgelm serve' running there?");
         } catch (IOException e) {
             if (cancelled) {
-                return new Result("", "", "cancelled", 0, 0, 0, 0, (System.nanoTime() - start) / 1e9, 0, null);
+                return new Result("", "", "cancelled", 0, 0, 0, 0, (System.nanoTime() - start) / 1e9, null);
             }
             throw new EdgeLmException(endpoint + ": " + e.getMessage());
         }
@@ -178,8 +176,6 @@ public final class ChatClient {
         int cached = 0;
         int completion = 0;
         long first = 0;
-        long firstChunk = 0;
-        boolean roleSeen = false;
         JsonNode timings = null;
         InputStream stream;
         try {
@@ -222,11 +218,6 @@ public final class ChatClient {
                     continue;
                 }
                 JsonNode delta = choice.path("delta");
-                if (delta.has("role") && !roleSeen) {
-                    roleSeen = true;
-                } else if (firstChunk == 0) {
-                    firstChunk = System.nanoTime();
-                }
                 String c = delta.path("content").isTextual() ? delta.get("content").asText() : null;
                 String r = delta.path("reasoning_content").isTextual() ? delta.get("reasoning_content").asText() : null;
                 if ((c != null && !c.isEmpty()) || (r != null && !r.isEmpty()) || delta.has("tool_calls")) {
@@ -261,8 +252,7 @@ public final class ChatClient {
         }
         long end = System.nanoTime();
         return new Result(content.toString(), reasoning.toString(), finish, prompt, cached, completion,
-                ((first == 0 ? end : first) - start) / 1e9, (end - start) / 1e9,
-                ((firstChunk == 0 ? end : firstChunk) - start) / 1e9, timings);
+                ((first == 0 ? end : first) - start) / 1e9, (end - start) / 1e9, timings);
     }
 
     // The request and the chunks go through jackson-core's streaming parser and generator and the tree classes,
