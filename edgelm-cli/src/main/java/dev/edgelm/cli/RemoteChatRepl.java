@@ -37,7 +37,7 @@ final class RemoteChatRepl {
     private final String url;
     /** The request without its messages: model, sampling fields, chat_template_kwargs. */
     private final ObjectNode settings;
-    private final ArrayNode history = dev.edgelm.server.Json.array();
+    private final ArrayNode history = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
     private String system;
     private final boolean color;
     private boolean verbose;
@@ -193,8 +193,22 @@ final class RemoteChatRepl {
         out.flush();
     }
 
+    /**
+     * The reply's counts and times: the first text as seen here, and, when the server reports it (EdgeLM does, in
+     * {@code timings}), its own time from the request's arrival to the first sampled token, which is the honest
+     * first-token time for a model whose first tokens have no text (the synthetic models' stand-in tokenizer).
+     */
     static String describe(ChatClient.Result r) {
-        return String.format(Locale.ROOT, "%d prompt tokens (%d cached), %d generated, first token after %.2f s",
+        String s = String.format(Locale.ROOT, "%d prompt tokens (%d cached), %d generated, first text after %.2f s",
                 r.promptTokens(), r.cachedTokens(), r.completionTokens(), r.firstTokenSeconds());
+        double server = r.serverMillis("first_token_ms");
+        if (server > 0) {
+            s += String.format(Locale.ROOT, "; the server sampled the first token %.3f s after the request arrived "
+                    + "(request %.3f s, queue %.3f s, %d prefill chunk(s))", server / 1e3, r.serverMillis("request_ms") / 1e3,
+                    r.serverMillis("queue_ms") / 1e3, (int) r.serverMillis("prefill_chunks"));
+        } else if (r.serverMillis("prompt_ms") >= 0) { // llama-server's (and older EdgeLM's) prompt time
+            s += String.format(Locale.ROOT, "; the server's prompt_ms %.3f s", r.serverMillis("prompt_ms") / 1e3);
+        }
+        return s;
     }
 }

@@ -373,14 +373,17 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         ReplyPrinter printer = new ReplyPrinter(out, err, context.stderrStyled() ? ReplyPrinter.ANSI_DIM : s -> s, () -> { }, true);
-        dev.edgelm.server.ChatClient.Result r = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY"))
-                .chat(body, printer::onAnswer, printer::onThinking);
+        dev.edgelm.server.ChatClient client = new dev.edgelm.server.ChatClient(url, context.env().get("EDGELM_API_KEY"));
+        long sentAt = System.currentTimeMillis();
+        dev.edgelm.server.ChatClient.Result r = client.chat(body, printer::onAnswer, printer::onThinking);
         printer.end();
         if ("length".equals(r.finishReason())) {
             err.println("note: the answer was cut at the token limit");
         }
         if (verbose) {
             err.println(RemoteChatRepl.describe(r));
+            ProcessHandle.current().info().startInstant().ifPresent(t -> err.printf(java.util.Locale.ROOT,
+                    "the request left %.3f s after the process started%n", (sentAt - t.toEpochMilli()) / 1e3));
         }
         return 0;
     }
@@ -400,7 +403,8 @@ final class RunCommand implements Callable<Integer> {
 
     /** The request fields the options give (model, sampling, stops, thinking), without the messages. */
     private com.fasterxml.jackson.databind.node.ObjectNode remoteSettings() {
-        com.fasterxml.jackson.databind.node.ObjectNode body = dev.edgelm.server.Json.object().put("model", model);
+        // JsonNodeFactory, not the server's Json: its ObjectMapper is a few tenths of a second of a fresh client process
+        com.fasterxml.jackson.databind.node.ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode().put("model", model);
         if (maxTokens != null) {
             if (maxTokens < 1) {
                 throw new EdgeLmException("--max-tokens must be at least 1, got " + maxTokens);

@@ -134,7 +134,9 @@ final class ServeCommand implements Callable<Integer> {
             Warmup.runToCompletion(engine); // compile the kernels before the first request (health says 503 meanwhile)
             BatchBackend.warmUp(engine, parallel); // and the batched decode kernels
             BatchBackend backend = new BatchBackend(engine, parallel, queue, cacheRamMb << 20);
-            server.serve(new ServedModel(alias != null ? alias : model, engine, format, backend));
+            ServedModel served = new ServedModel(alias != null ? alias : model, engine, format, backend);
+            served.prime(); // the template's constant start into the prefix cache: a one-shot prompt prefills only its own tokens
+            server.serve(served);
         } catch (RuntimeException e) {
             server.stop();
             throw e;

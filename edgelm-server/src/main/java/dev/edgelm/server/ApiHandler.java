@@ -104,7 +104,7 @@ final class ApiHandler extends Handler.Abstract {
             case "/chat/completions" -> {
                 expect(method, "POST");
                 ChatRequest r = ChatRequest.parse(body(request), options.maxMessages());
-                run(Generation.chat(m, r), r.stream(), r.includeUsage(), true, "chat", request, response, callback);
+                run(Generation.chat(m, r).receivedAt(request.getBeginNanoTime()), r.stream(), r.includeUsage(), true, "chat", request, response, callback);
             }
             case "/completions" -> {
                 expect(method, "POST");
@@ -229,7 +229,7 @@ final class ApiHandler extends Handler.Abstract {
         boolean stream = Json.bool(body, "stream", "stream", false);
         ObjectNode so = Json.objectField(body, "stream_options", "stream_options");
         boolean usage = so != null && Json.bool(so, "include_usage", "stream_options.include_usage", false);
-        Generation g = Generation.raw(m, ids, stream, Sampling.parse(body), lp == null ? -1 : lp.intValue());
+        Generation g = Generation.raw(m, ids, stream, Sampling.parse(body), lp == null ? -1 : lp.intValue()).receivedAt(request.getBeginNanoTime());
         run(g, stream, usage, false, "completions", request, response, callback);
     }
 

@@ -82,7 +82,8 @@ public final class BatchBackend implements GenerationBackend {
         Generation g;
         try {
             g = scheduler.submit(new GenerationRequest(request.prompt(), request.options(), request.decoder(),
-                    request.listener(), request.boundaries().length == 0 ? null : request.boundaries()));
+                    request.listener(), request.boundaries().length == 0 ? null : request.boundaries(),
+                    request.later() == null || request.later().length == 0 ? null : request.later()));
         } catch (dev.edgelm.util.EdgeLmException e) {
             ended();
             throw ApiException.invalid(null, e.getMessage()); // what the scheduler refuses up front is the request's
@@ -116,6 +117,16 @@ public final class BatchBackend implements GenerationBackend {
             public int promptTokens() {
                 return g.promptTokens();
             }
+
+            @Override
+            public int prefillChunks() {
+                return g.prefillChunks();
+            }
+
+            @Override
+            public long admittedAtNanos() {
+                return g.admittedAtNanos();
+            }
         };
     }
 
@@ -128,7 +139,7 @@ public final class BatchBackend implements GenerationBackend {
     public Stats stats() {
         BatchStats s = scheduler.stats();
         return new Stats(s.activeSequences(), s.queued(), promptTokens.get(), s.tokensReused(), s.prefillTokens(),
-                s.prefillSeconds(), s.decodeTokens(), s.decodeSeconds(), s.cacheBytes(), s.decodeSteps());
+                s.prefillSeconds(), s.decodeTokens(), s.decodeSeconds(), s.cacheBytes(), s.decodeSteps(), scheduler.deferredSnapshotTokens(), scheduler.deferredSnapshotSeconds());
     }
 
     /** Refuses new requests, waits (bounded) for the running and queued ones, then stops the scheduler. */

@@ -3,34 +3,52 @@ package dev.edgelm.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.edgelm.util.EdgeLmException;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.net.ConnectException;
+import java.net.HttpURLConnection;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.function.Consumer;
 
 /**
  * A small streaming client of an OpenAI-compatible server ({@code edgelm serve}, llama-server): posts a chat
  * completion with {@code stream: true} and hands the content and reasoning pieces over as they arrive, timing
- * the first token. For {@code edgelm run --server} and {@code edgelm bench-serve}; the JDK's HTTP client is
- * enough for this (a full SDK is not needed to read one SSE stream).
+ * the first token. For {@code edgelm run --server} and {@code edgelm bench-serve}. It speaks through the JDK's
+ * {@link HttpURLConnection} rather than {@code java.net.http.HttpClient} or an SDK: one SSE stream needs no
+ * more, and a fresh {@code edgelm run --server} process reaches its request sooner (the {@code HttpClient}
+ * loads and initialises the TLS stack and its asynchronous machinery even for {@code http://}, a few hundred
+ * milliseconds of a one-shot prompt's first token on a fresh JVM). Safe to use from several threads at once.
  */
 public final class ChatClient {
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private final URI endpoint;
+    private static final int CONNECT_TIMEOUT_MS = 10_000;
+    private final URL endpoint;
     private final String apiKey;
-    private volatile java.io.InputStream current;
+    private volatile Thread reader;
     private volatile boolean cancelled;
 
-    /** What one request gave. Times are in seconds from sending the request. */
+    /**
+     * What one request gave. Times are in seconds from sending the request: {@code firstTokenSeconds} at the
+     * first chunk with text or a tool call. {@code server} holds the server's own {@code timings} of the request
+     * (null when it sent none), e.g. EdgeLM's {@code first_token_ms} from the request's arrival to its first
+     * sampled token, which a model whose first tokens have no text cannot show on the client.
+     */
     public record Result(String content, String reasoning, String finishReason, int promptTokens, int cachedTokens,
-                         int completionTokens, double firstTokenSeconds, double totalSeconds) {}
+                         int completionTokens, double firstTokenSeconds, double totalSeconds, JsonNode server) {
+        /** The server's {@code timings.NAME} in milliseconds, or -1 when it did not send it. */
+        public double serverMillis(String name) {
+            return server != null && server.path(name).isNumber() ? server.get(name).asDouble() : -1;
+        }
+    }
 
     /** @param baseUrl the server, e.g. {@code http://127.0.0.1:8431} (a trailing {@code /v1} is accepted) */
     public ChatClient(String baseUrl, String apiKey) {
@@ -38,13 +56,19 @@ public final class ChatClient {
         if (b.endsWith("/v1")) {
             b = b.substring(0, b.length() - 3);
         }
+        URI uri;
         try {
-            this.endpoint = URI.create(b + "/v1/chat/completions");
+            uri = URI.create(b + "/v1/chat/completions");
         } catch (IllegalArgumentException e) {
             throw new EdgeLmException("not a server URL: " + baseUrl);
         }
-        if (endpoint.getScheme() == null || !endpoint.getScheme().startsWith("http")) {
+        if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https")) || uri.getHost() == null) {
             throw new EdgeLmException("not an http(s) server URL: " + baseUrl);
+        }
+        try {
+            this.endpoint = uri.toURL();
+        } catch (java.net.MalformedURLException | IllegalArgumentException e) {
+            throw new EdgeLmException("not a server URL: " + baseUrl);
         }
         this.apiKey = apiKey;
     }
@@ -56,13 +80,11 @@ public final class ChatClient {
      */
     public void cancel() {
         cancelled = true;
-        java.io.InputStream in = current;
-        if (in != null) {
-            try {
-                in.close();
-            } catch (IOException e) {
-                // closing is all we wanted
-            }
+        Thread t = reader;
+        if (t != null) {
+            // the stream's close() waits for a read under way; interrupting the virtual thread that reads closes
+            // its socket at once (blocking socket I/O of a virtual thread is interruptible)
+            t.interrupt();
         }
     }
 
@@ -71,27 +93,81 @@ public final class ChatClient {
      * Fails with an {@link EdgeLmException} carrying the server's error message.
      */
     public Result chat(ObjectNode request, Consumer<String> onContent, Consumer<String> onReasoning) {
+        cancelled = false;
+        if (Thread.currentThread().isVirtual()) {
+            reader = Thread.currentThread();
+            try {
+                return stream(request, onContent, onReasoning);
+            } finally {
+                reader = null;
+                if (cancelled) {
+                    Thread.interrupted(); // the interrupt was cancel()'s, not the caller's
+                }
+            }
+        }
+        // on a virtual thread of its own, so that cancel() can break a blocked read (see there)
+        Result[] result = new Result[1];
+        RuntimeException[] failure = new RuntimeException[1];
+        Thread t = Thread.ofVirtual().name("edgelm-chat-client").unstarted(() -> {
+            try {
+                result[0] = stream(request, onContent, onReasoning);
+            } catch (RuntimeException e) {
+                failure[0] = e;
+            }
+        });
+        reader = t;
+        t.start();
+        boolean interrupted = false;
+        while (true) {
+            try {
+                t.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+                cancel();
+            }
+        }
+        reader = null;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (failure[0] != null) {
+            throw failure[0];
+        }
+        return result[0];
+    }
+
+    private Result stream(ObjectNode request, Consumer<String> onContent, Consumer<String> onReasoning) {
         ObjectNode body = request.deepCopy();
         body.put("stream", true);
         body.putObject("stream_options").put("include_usage", true);
-        HttpRequest.Builder rb = HttpRequest.newBuilder(endpoint).timeout(Duration.ofHours(1))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(Json.bytes(body)));
-        if (apiKey != null) {
-            rb.header("Authorization", "Bearer " + apiKey);
-        }
+        byte[] bytes = write(body);
         long start = System.nanoTime();
-        cancelled = false;
-        HttpResponse<java.io.InputStream> response;
+        HttpURLConnection connection;
+        int status;
         try {
-            response = http.send(rb.build(), HttpResponse.BodyHandlers.ofInputStream());
+            connection = (HttpURLConnection) endpoint.openConnection();
+            connection.setConnectTimeout(CONNECT_TIMEOUT_MS);
+            connection.setReadTimeout(0); // a reply may take long; the server pings every 30 s while it has nothing
+            connection.setRequestMethod("POST");
+            connection.setDoOutput(true);
+            connection.setFixedLengthStreamingMode(bytes.length);
+            connection.setRequestProperty("Content-Type", "application/json");
+            connection.setRequestProperty("Accept", "text/event-stream");
+            if (apiKey != null) {
+                connection.setRequestProperty("Authorization", "Bearer " + apiKey);
+            }
+            try (OutputStream out = connection.getOutputStream()) {
+                out.write(bytes);
+            }
+            status = connection.getResponseCode();
         } catch (ConnectException e) {
             throw new EdgeLmException("cannot connect to " + endpoint + ": is 'edgelm serve' running there?");
         } catch (IOException e) {
+            if (cancelled) {
+                return new Result("", "", "cancelled", 0, 0, 0, 0, (System.nanoTime() - start) / 1e9, null);
+            }
             throw new EdgeLmException(endpoint + ": " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new EdgeLmException("interrupted");
         }
         StringBuilder content = new StringBuilder();
         StringBuilder reasoning = new StringBuilder();
@@ -100,14 +176,20 @@ public final class ChatClient {
         int cached = 0;
         int completion = 0;
         long first = 0;
-        current = response.body();
-        if (cancelled) {
-            cancel();
+        JsonNode timings = null;
+        InputStream stream;
+        try {
+            stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
+        } catch (IOException e) {
+            throw new EdgeLmException(endpoint + ": " + e.getMessage());
         }
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
-            if (response.statusCode() != 200) {
+        if (stream == null) {
+            throw new EdgeLmException("the server answered " + status + " with no body");
+        }
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
+            if (status != 200) {
                 String text = in.lines().reduce("", (a, b) -> a + b);
-                throw new EdgeLmException("the server answered " + response.statusCode() + ": " + errorMessage(text));
+                throw new EdgeLmException("the server answered " + status + ": " + errorMessage(text));
             }
             String line;
             while (!cancelled && (line = in.readLine()) != null) {
@@ -118,7 +200,7 @@ public final class ChatClient {
                 if (data.equals("[DONE]")) {
                     break;
                 }
-                JsonNode chunk = Json.MAPPER.readTree(data);
+                JsonNode chunk = read(data);
                 if (chunk.has("error")) {
                     throw new EdgeLmException("the server failed: " + chunk.get("error").path("message").asText());
                 }
@@ -127,6 +209,9 @@ public final class ChatClient {
                     prompt = u.path("prompt_tokens").asInt();
                     completion = u.path("completion_tokens").asInt();
                     cached = u.path("prompt_tokens_details").path("cached_tokens").asInt();
+                }
+                if (chunk.path("timings").isObject()) {
+                    timings = chunk.get("timings");
                 }
                 JsonNode choice = chunk.path("choices").path(0);
                 if (choice.isMissingNode()) {
@@ -158,19 +243,108 @@ public final class ChatClient {
             }
             finish = "cancelled";
         } finally {
-            current = null;
+            if (cancelled) {
+                connection.disconnect(); // a stream left unread cannot go back to the keep-alive pool
+            }
         }
         if (cancelled) {
             finish = "cancelled";
         }
         long end = System.nanoTime();
         return new Result(content.toString(), reasoning.toString(), finish, prompt, cached, completion,
-                ((first == 0 ? end : first) - start) / 1e9, (end - start) / 1e9);
+                ((first == 0 ? end : first) - start) / 1e9, (end - start) / 1e9, timings);
+    }
+
+    // The request and the chunks go through jackson-core's streaming parser and generator and the tree classes,
+    // not an ObjectMapper: setting one up (serializer and deserializer factories, introspection) is about 0.3 s
+    // of a fresh `edgelm run --server` process, more than the rest of its JSON work together.
+    private static final JsonFactory FACTORY = new JsonFactory();
+
+    static byte[] write(JsonNode node) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            write(g, node);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    private static void write(JsonGenerator g, JsonNode node) throws IOException {
+        switch (node.getNodeType()) {
+            case OBJECT -> {
+                g.writeStartObject();
+                for (var field : node.properties()) {
+                    g.writeFieldName(field.getKey());
+                    write(g, field.getValue());
+                }
+                g.writeEndObject();
+            }
+            case ARRAY -> {
+                g.writeStartArray();
+                for (JsonNode e : node) {
+                    write(g, e);
+                }
+                g.writeEndArray();
+            }
+            case STRING -> g.writeString(node.textValue());
+            case BOOLEAN -> g.writeBoolean(node.booleanValue());
+            case NUMBER -> {
+                if (node.isIntegralNumber()) {
+                    g.writeNumber(node.bigIntegerValue());
+                } else {
+                    g.writeNumber(node.decimalValue());
+                }
+            }
+            default -> g.writeNull();
+        }
+    }
+
+    static JsonNode read(String text) throws IOException {
+        try (JsonParser p = FACTORY.createParser(text)) {
+            JsonToken t = p.nextToken();
+            if (t == null) {
+                throw new IOException("no JSON in " + text);
+            }
+            return read(p, t);
+        }
+    }
+
+    private static JsonNode read(JsonParser p, JsonToken t) throws IOException {
+        JsonNodeFactory f = JsonNodeFactory.instance;
+        return switch (t) {
+            case START_OBJECT -> {
+                ObjectNode o = f.objectNode();
+                for (JsonToken k = p.nextToken(); k == JsonToken.FIELD_NAME; k = p.nextToken()) {
+                    String name = p.currentName();
+                    o.set(name, read(p, p.nextToken()));
+                }
+                yield o;
+            }
+            case START_ARRAY -> {
+                com.fasterxml.jackson.databind.node.ArrayNode a = f.arrayNode();
+                for (JsonToken e = p.nextToken(); e != JsonToken.END_ARRAY; e = p.nextToken()) {
+                    a.add(read(p, e));
+                }
+                yield a;
+            }
+            case VALUE_STRING -> f.textNode(p.getText());
+            case VALUE_NUMBER_INT -> switch (p.getNumberType()) {
+                case INT -> f.numberNode(p.getIntValue());
+                case LONG -> f.numberNode(p.getLongValue());
+                default -> f.numberNode(p.getBigIntegerValue());
+            };
+            case VALUE_NUMBER_FLOAT -> f.numberNode(p.getDoubleValue());
+            case VALUE_TRUE -> f.booleanNode(true);
+            case VALUE_FALSE -> f.booleanNode(false);
+            case VALUE_NULL -> f.nullNode();
+            default -> throw new IOException("unexpected " + t + " in a JSON chunk");
+        };
     }
 
     private static String errorMessage(String body) {
         try {
-            JsonNode e = Json.MAPPER.readTree(body).path("error");
+            JsonNode e = read(body).path("error");
             return e.path("message").isTextual() ? e.get("message").asText() : body;
         } catch (IOException e) {
             return body;

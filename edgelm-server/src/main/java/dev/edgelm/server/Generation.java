@@ -61,6 +61,8 @@ final class Generation {
     private GenerationBackend.Handle handle;
     private volatile boolean ended;
     private final long submittedAt = System.nanoTime();
+    /** When the HTTP request arrived (before its body was read and parsed); {@link #submittedAt} until told. */
+    private long receivedAt = submittedAt;
     private volatile long firstTokenAt;
 
     private Generation(ServedModel model, boolean chat, boolean stream, int[] prompt, GenerationOptions options,
@@ -170,9 +172,18 @@ final class Generation {
         return prompt.length;
     }
 
+    /** The {@link System#nanoTime()} at which the request arrived, for the server-side time to first token. */
+    Generation receivedAt(long nanos) {
+        if (nanos != 0 && nanos <= submittedAt) {
+            receivedAt = nanos;
+        }
+        return this;
+    }
+
     /** Submits to the backend; {@link GenerationBackend.QueueFullException} when it is full. */
     void start() {
-        handle = model.backend().submit(new GenerationBackend.Request(prompt, model.boundaries(prompt), options,
+        ServedModel.Boundaries at = model.boundaries(prompt);
+        handle = model.backend().submit(new GenerationBackend.Request(prompt, at.cuts(), options,
                 model.decoder(), new GenerationListener() {
                     @Override
                     public void onLogprobs(TokenLogprobs lp) {
@@ -194,7 +205,7 @@ final class Generation {
                             emitContent(piece);
                         }
                     }
-                }));
+                }, at.later()));
         Thread.ofVirtual().name("edgelm-join").start(this::awaitEnd);
     }
 
@@ -343,6 +354,12 @@ final class Generation {
         t.put("predicted_ms", predictedMs);
         t.put("predicted_per_token_ms", predictedN > 0 ? predictedMs / predictedN : 0);
         t.put("predicted_per_second", predictedMs > 0 ? predictedN * 1000 / predictedMs : 0);
+        // not llama-server's: where the time to the first token went, measured here from the request's arrival
+        long admitted = handle == null ? 0 : handle.admittedAtNanos();
+        t.put("request_ms", (submittedAt - receivedAt) / 1e6); // body read and parsed, template, tokenizer
+        t.put("queue_ms", admitted == 0 ? 0 : Math.max(0, admitted - submittedAt) / 1e6);
+        t.put("prefill_chunks", handle == null ? 0 : handle.prefillChunks());
+        t.put("first_token_ms", firstTokenAt == 0 ? 0 : (firstTokenAt - receivedAt) / 1e6);
         return t;
     }
 

@@ -19,8 +19,16 @@ public interface GenerationBackend extends AutoCloseable {
      * @param boundaries positions inside the prompt where a later request is likely to part from this one
      *                   (message starts, ends of message headers): a backend that reuses state across
      *                   requests may snapshot there
+     * @param later      positions where a later request is likely to part from this one but where this request's
+     *                   prefill should not stop (the end of the header its reply follows): a backend may take the
+     *                   snapshot after the request instead
      */
-    record Request(int[] prompt, int[] boundaries, GenerationOptions options, TokenDecoder decoder, GenerationListener listener) {}
+    record Request(int[] prompt, int[] boundaries, GenerationOptions options, TokenDecoder decoder, GenerationListener listener,
+                   int[] later) {
+        public Request(int[] prompt, int[] boundaries, GenerationOptions options, TokenDecoder decoder, GenerationListener listener) {
+            this(prompt, boundaries, options, decoder, listener, new int[0]);
+        }
+    }
 
     /** A submitted generation. */
     interface Handle {
@@ -34,6 +42,16 @@ public interface GenerationBackend extends AutoCloseable {
         int cachedTokens();
 
         int promptTokens();
+
+        /** Prefill forward calls the prompt took (0 where a backend does not count them). */
+        default int prefillChunks() {
+            return 0;
+        }
+
+        /** {@link System#nanoTime()} when the generation left the queue for a slot (0 while queued or unknown). */
+        default long admittedAtNanos() {
+            return 0;
+        }
     }
 
     /** The queue is full: the request is refused (HTTP 429). */
@@ -45,7 +63,15 @@ public interface GenerationBackend extends AutoCloseable {
 
     /** Counters for /metrics. */
     record Stats(int active, int queued, long promptTokens, long cachedTokens, long prefilledTokens,
-                 double prefillSeconds, long decodedTokens, double decodeSeconds, long snapshotBytes, long decodeSteps) {}
+                 double prefillSeconds, long decodedTokens, double decodeSeconds, long snapshotBytes, long decodeSteps,
+                 long snapshotTokens, double snapshotSeconds) {
+        /** Without the deferred snapshots' counts. */
+        public Stats(int active, int queued, long promptTokens, long cachedTokens, long prefilledTokens,
+                     double prefillSeconds, long decodedTokens, double decodeSeconds, long snapshotBytes, long decodeSteps) {
+            this(active, queued, promptTokens, cachedTokens, prefilledTokens, prefillSeconds, decodedTokens, decodeSeconds,
+                    snapshotBytes, decodeSteps, 0, 0);
+        }
+    }
 
     Handle submit(Request request);
 

@@ -45,6 +45,8 @@ final class Metrics {
             counter(sb, "edgelm_tokens_predicted_seconds_total", "Time spent generating.", s.decodeSeconds());
             counter(sb, "edgelm_cache_hits_total", "Requests that reused state of an earlier one.", cacheHits.get());
             counter(sb, "edgelm_decode_steps_total", "Batched decode forward passes (tokens predicted / steps = mean batch).", s.decodeSteps());
+            counter(sb, "edgelm_snapshot_tokens_total", "Prompt tokens prefilled again after a request, to keep the state where its next turn parts.", s.snapshotTokens());
+            counter(sb, "edgelm_snapshot_seconds_total", "Time spent on those.", s.snapshotSeconds());
             gauge(sb, "edgelm_prompt_tokens_seconds", "Average prefill throughput (tokens/s).",
                     s.prefillSeconds() > 0 ? s.prefilledTokens() / s.prefillSeconds() : 0);
             gauge(sb, "edgelm_predicted_tokens_seconds", "Average decode throughput, all sequences together (tokens/s).",

@@ -55,6 +55,8 @@ public final class BatchScheduler implements AutoCloseable {
     private final ArrayDeque<Generation> queue = new ArrayDeque<>();
     private final List<Slot> active = new ArrayList<>();
     private final ArrayDeque<SequenceState> freeStates = new ArrayDeque<>();
+    /** Snapshots wanted where a prefill did not stop ({@link GenerationRequest#snapshotLater()}); scheduler thread only. */
+    private final ArrayDeque<Deferred> deferred = new ArrayDeque<>();
     private final float[] batchLogits;
     private final Thread thread;
     private boolean closed;
@@ -71,6 +73,9 @@ public final class BatchScheduler implements AutoCloseable {
     private volatile long prefillNanos;
     private volatile long decodeNanos;
     private volatile long decodeCpuNanos;
+    private volatile long deferredSnapshots;
+    private volatile long deferredTokens;
+    private volatile long deferredNanos;
     private final java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
     public BatchScheduler(Engine engine, BatchOptions options) {
@@ -131,13 +136,34 @@ public final class BatchScheduler implements AutoCloseable {
         if (!r.options().stopStrings().isEmpty() && r.decoder() == null) {
             throw new EdgeLmException("stop strings need a token decoder (a tokenizer) to see the text");
         }
-        if (r.snapshotAt() != null) {
-            for (int at : r.snapshotAt()) {
-                if (at < 1 || at > prompt.length) {
-                    throw new EdgeLmException("snapshotAt offset " + at + " is outside the prompt (1.." + prompt.length + ")");
+        for (int[] offsets : new int[][] {r.snapshotAt(), r.snapshotLater()}) {
+            if (offsets != null) {
+                for (int at : offsets) {
+                    if (at < 1 || at > prompt.length) {
+                        throw new EdgeLmException((offsets == r.snapshotAt() ? "snapshotAt" : "snapshotLater")
+                                + " offset " + at + " is outside the prompt (1.." + prompt.length + ")");
+                    }
                 }
             }
         }
+    }
+
+    /** Snapshots taken after their request, at its {@link GenerationRequest#snapshotLater()} offsets, so far. */
+    public long deferredSnapshots() {
+        return deferredSnapshots;
+    }
+
+    /**
+     * Prompt tokens run through the model to take those snapshots (not in {@link BatchStats#prefillTokens()},
+     * which counts the requests' own prefill).
+     */
+    public long deferredSnapshotTokens() {
+        return deferredTokens;
+    }
+
+    /** Seconds spent taking deferred snapshots. */
+    public double deferredSnapshotSeconds() {
+        return deferredNanos / 1e9;
     }
 
     public BatchStats stats() {
@@ -220,7 +246,7 @@ public final class BatchScheduler implements AutoCloseable {
             while (true) {
                 lock.lock();
                 try {
-                    while (!closed && queue.isEmpty() && active.isEmpty()) {
+                    while (!closed && queue.isEmpty() && active.isEmpty() && deferred.isEmpty()) {
                         work.awaitUninterruptibly();
                     }
                     if (closed) {
@@ -248,6 +274,10 @@ public final class BatchScheduler implements AutoCloseable {
                     admit(g);
                 }
                 admitted.clear();
+                if (active.isEmpty()) {
+                    runDeferred(); // nothing else to do: the snapshots requests left for later
+                    continue;
+                }
                 step();
             }
         } catch (Throwable t) {
@@ -286,6 +316,7 @@ public final class BatchScheduler implements AutoCloseable {
 
     private void admit(Generation g) {
         int[] prompt = g.request().prompt();
+        takeDeferredPrefixOf(prompt);
         SequenceState state = freeStates.isEmpty() ? model.newState(options.contextLength()) : freeStates.poll();
         int cached = 0;
         PrefixCache.Entry hit = cache.enabled() ? cache.longestPrefix(prompt, prompt.length - 1) : null;
@@ -387,20 +418,128 @@ public final class BatchScheduler implements AutoCloseable {
         }
         prefillTokens += end - from;
         s.gen.prefilledTokens += end - from;
-        boolean snapshotPoint = last || (cut && isSnapshotPoint(s, end));
+        s.gen.prefillChunks++;
+        boolean snapshotPoint = last || (cut && isSnapshotPoint(s.gen.request(), end));
         if (snapshotPoint && cache.wants(s.prompt, end)) {
             keep(s.prompt, end, s.state);
         }
         if (last) {
+            deferSnapshots(s.gen.request(), s.gen.cachedTokens);
             startGeneration(s);
         }
     }
 
-    private boolean isSnapshotPoint(Slot s, int at) {
+    /** A snapshot of {@code request.prompt()[0, at)} to take later, with the request's cuts below it. */
+    private record Deferred(GenerationRequest request, int at) {
+        boolean isPrefixOf(int[] prompt) {
+            return prompt.length > at && Arrays.equals(request.prompt(), 0, at, prompt, 0, at);
+        }
+    }
+
+    /** At most this many deferred snapshots wait; the oldest is dropped beyond it. */
+    private static final int MAX_DEFERRED = 16;
+
+    private void deferSnapshots(GenerationRequest r, int cached) {
+        if (r.snapshotLater() == null || !cache.enabled()) {
+            return;
+        }
+        for (int at : r.snapshotLater()) {
+            if (at > cached && at < r.prompt().length && cache.wants(r.prompt(), at)) {
+                deferred.removeIf(d -> d.at == at && Arrays.equals(d.request.prompt(), 0, at, r.prompt(), 0, at));
+                // only what the snapshot needs (its tokens and cuts), not the request's listener and decoder
+                int[] hints = r.snapshotAt() == null ? null
+                        : Arrays.stream(r.snapshotAt()).filter(p -> p < at).toArray();
+                deferred.add(new Deferred(new GenerationRequest(Arrays.copyOf(r.prompt(), at), r.options(), null, null, hints), at));
+                while (deferred.size() > MAX_DEFERRED) {
+                    deferred.poll();
+                }
+            }
+        }
+    }
+
+    /**
+     * Before a request is admitted: the deferred snapshots its prompt extends are taken now, so that it
+     * resumes from them (a chat's next turn arriving before the scheduler was idle).
+     */
+    private void takeDeferredPrefixOf(int[] prompt) {
+        for (Iterator<Deferred> it = deferred.iterator(); it.hasNext(); ) {
+            Deferred d = it.next();
+            if (d.isPrefixOf(prompt)) {
+                it.remove();
+                takeSnapshot(d, false);
+            }
+        }
+    }
+
+    /** Idle: takes the oldest deferred snapshot, giving way (between chunks) to a request that arrives. */
+    private void runDeferred() {
+        Deferred d = deferred.poll();
+        if (d != null && !takeSnapshot(d, true)) {
+            deferred.addFirst(d); // interrupted by a request; the snapshots at its cuts so far are kept
+        }
+    }
+
+    private boolean queueEmpty() {
+        lock.lock();
+        try {
+            return queue.isEmpty() && !closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Prefills {@code d}'s prompt up to its offset on a spare state, from the longest cached prefix and in the
+     * request's own chunks (as a cold run of that prompt cuts it), and keeps the snapshot. False when it gave way
+     * to a queued request before the end.
+     */
+    private boolean takeSnapshot(Deferred d, boolean yieldToRequests) {
+        int[] prompt = d.request.prompt();
+        PrefixCache.Entry hit = cache.longestPrefix(prompt, d.at);
+        if (hit != null && hit.length() == d.at) {
+            return true;
+        }
+        SequenceState state = freeStates.isEmpty() ? model.newState(options.contextLength()) : freeStates.poll();
+        long t0 = System.nanoTime();
+        try {
+            if (hit != null) {
+                state.restore(hit.snapshot());
+            } else {
+                state.reset();
+            }
+            int[] cuts = cuts(d.request, state.position());
+            int pos = state.position();
+            for (int i = 0; pos < d.at; i++) {
+                int end = i < cuts.length ? Math.min(cuts[i], d.at) : d.at;
+                model.forward(state, prompt, pos, end - pos, Qwen35Model.Logits.NONE);
+                deferredTokens += end - pos;
+                pos = end;
+                if (pos < d.at && isSnapshotPoint(d.request, pos) && cache.wants(prompt, pos)) {
+                    keep(prompt, pos, state);
+                }
+                if (pos < d.at && yieldToRequests && !queueEmpty()) {
+                    return false;
+                }
+            }
+            if (cache.wants(prompt, d.at)) {
+                keep(prompt, d.at, state);
+                deferredSnapshots++;
+            }
+            return true;
+        } catch (RuntimeException e) {
+            return true; // a snapshot is an optimisation: without it the next request prefills more
+        } finally {
+            deferredNanos += System.nanoTime() - t0;
+            state.reset();
+            freeStates.add(state);
+        }
+    }
+
+    private boolean isSnapshotPoint(GenerationRequest r, int at) {
         if (at % options.snapshotInterval() == 0) {
             return true;
         }
-        int[] hints = s.gen.request().snapshotAt();
+        int[] hints = r.snapshotAt();
         if (hints != null) {
             for (int h : hints) {
                 if (h == at) {

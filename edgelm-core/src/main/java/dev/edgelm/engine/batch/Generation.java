@@ -18,6 +18,7 @@ public final class Generation {
     volatile boolean cancelRequested;
     volatile int cachedTokens;
     volatile int prefilledTokens;
+    volatile int prefillChunks;
     volatile long admittedAt;
     volatile long firstTokenAt;
     volatile long finishedAt;
@@ -84,6 +85,11 @@ public final class Generation {
     /** Prompt tokens run through the model so far. */
     public int prefilledTokens() {
         return prefilledTokens;
+    }
+
+    /** Prefill forward calls its prompt took so far (each pays a fixed cost besides its tokens). */
+    public int prefillChunks() {
+        return prefillChunks;
     }
 
     public long submittedAtNanos() {
