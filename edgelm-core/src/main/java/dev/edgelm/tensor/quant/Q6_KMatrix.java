@@ -36,44 +36,8 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     /** The top byte of a 32-bit lane. */
     private static final int TOP = 0xFF000000;
 
-    /**
-     * Which Q6_K matrices the 8-lane decode reads from a {@linkplain Q6_KRepacked repacked copy}
-     * ({@code -Dedgelm.q6k.repack}): {@code head} only vocabulary-sized ones (at least {@link #HEAD_ROWS} rows:
-     * the output head of llama.cpp's K-quant files, the largest matrix of a decode step), {@code all} every one,
-     * {@code off} (default) none. The copy costs 1.25 bytes per weight on top of the file's 0.82 and is made on
-     * the first product; measured, it did not speed up decode (the kernel gains from L2 only, and the head is
-     * streamed from memory: docs/lab/integer-decode.md), hence off.
-     */
-    static final String REPACK = System.getProperty("edgelm.q6k.repack", "off");
-    /** Rows from which a Q6_K matrix counts as an output head for {@link #REPACK}. */
-    static final int HEAD_ROWS = 65_536;
-
-    /** The repacked copy, once made (null before, and always when {@link #REPACK} leaves this matrix out). */
-    private volatile Q6_KRepacked repacked;
-
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols, 0);
-    }
-
-    /** The repacked copy for the 8-lane products, made now if {@link #REPACK} selects this matrix, else null. */
-    private Q6_KRepacked repacked(Parallel pool) {
-        Q6_KRepacked r = repacked;
-        if (r != null || !K8 || !switch (REPACK) {
-            case "all" -> true;
-            case "head" -> rows >= HEAD_ROWS;
-            default -> false;
-        }) {
-            return r;
-        }
-        return repack(pool);
-    }
-
-    /** Makes (once) and returns the repacked copy, whatever {@link #REPACK} says; null but on 8-lane machines. */
-    synchronized Q6_KRepacked repack(Parallel pool) {
-        if (repacked == null && K8) {
-            repacked = Q6_KRepacked.of(this, pool);
-        }
-        return repacked;
     }
 
     /** The int8 scale of 16-value group {@code g} (0..15), from the scale bytes read as two words. */
@@ -119,9 +83,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
             return dot16(row, x, xOff);
         }
         if (K8) {
-            float[] xi = Q8_0Matrix.interleave(x, xOff, cols, new float[cols], 0);
-            Q6_KRepacked r = repacked;
-            return r != null ? r.dot8(row, xi, 0) : dot8(row, xi, 0);
+            return dot8(row, Q8_0Matrix.interleave(x, xOff, cols, new float[cols], 0), 0);
         }
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
@@ -157,22 +119,14 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         return acc.reduceLanes(VectorOperators.ADD);
     }
 
-    /**
-     * The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}), or the
-     * same kernel over the {@linkplain Q6_KRepacked repacked copy} (same bits).
-     */
+    /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);
             return;
         }
-        Q6_KRepacked r = repacked(pool);
-        if (r != null) {
-            multiplyInterleaved(pool, in, out, outStride, outOff, (row, xi, xOff, xSums) -> r.dot8(row, xi, xOff));
-        } else {
-            multiplyInterleaved(pool, in, out, outStride, outOff, (row, xi, xOff, xSums) -> dot8(row, xi, xOff));
-        }
+        multiplyInterleaved(pool, in, out, outStride, outOff, (row, xi, xOff, xSums) -> dot8(row, xi, xOff));
     }
 
     /** Independent tokens on the 8-lane path: {@link #dot8} per row and token ({@link #multiplyInterleaved}). */
@@ -182,12 +136,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
             super.multiplyEach(pool, in, out, outStride, outOff);
             return;
         }
-        Q6_KRepacked r = repacked(pool);
-        if (r != null) {
-            multiplyInterleaved(pool, in, out, outStride, outOff, (row, xi, xOff, xSums) -> r.dot8(row, xi, xOff));
-        } else {
-            multiplyInterleaved(pool, in, out, outStride, outOff, (row, xi, xOff, xSums) -> dot8(row, xi, xOff));
-        }
+        multiplyInterleaved(pool, in, out, outStride, outOff, (row, xi, xOff, xSums) -> dot8(row, xi, xOff));
     }
 
     /**
