@@ -194,9 +194,15 @@ final class Int8Gemm {
                     .lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).fma(d0.mul(e), f30);
             f31 = ((FloatVector) s3.reinterpretAsInts().lanewise(VectorOperators.ASHR, 16)
                     .convert(VectorOperators.I2F, 0)).fma(d1.mul(e), f31);
-            if (biased) {
+        }
+        if (biased) {
+            // The blocks' biases times their activation sums, in a loop of their own: inside the loop above they
+            // would need three more live vectors than AVX2's 16.
+            for (int b = 0; b < blocks; b++) {
+                int dOff = xdOff + b * PANEL;
                 FloatVector x0 = FloatVector.fromArray(F, xs, dOff);
                 FloatVector x1 = FloatVector.fromArray(F, xs, dOff + L);
+                float e;
                 e = wb[b];
                 f00 = x0.fma(FloatVector.broadcast(F, e), f00);
                 f01 = x1.fma(FloatVector.broadcast(F, e), f01);
