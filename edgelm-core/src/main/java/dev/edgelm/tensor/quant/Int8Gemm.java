@@ -16,11 +16,12 @@ import jdk.incubator.vector.VectorSpecies;
  * to int8 per token and block of 32 ({@link Activations#int8Panels}, ggml's Q8_0 rule) as llama.cpp multiplies
  * them, and 16-bit integer products: {@link Q4_0Gemm}'s arithmetic on 256-bit vectors.
  *
- * <p>Why: on this class of machine (Zen 3, two 256-bit FMA pipes) the float tile ({@code PackedGemm}) is bound by
- * its FMAs, 8 multiply-adds per instruction; a 16-bit multiply and add do 16 multiply-adds in two instructions
- * that issue on more pipes. Measured on one core in alternation (CPU time, 1024 columns, 16 tokens): the float
- * 6-row tile 32-53 GFLOP/s, bare 16-bit multiply-add loops 47-60, this tile with its per-block widening and
- * scaling 52-53 in the same rounds as the float tile's 32-35 (lab note on prefill, round 2).
+ * <p>Why, when the products are no faster: on the Zen 3 host a 16-bit multiply issues once per cycle, 16
+ * multiply-adds, the rate of its two 256-bit FMA pipes (probes, one core, 1024 columns, 16 tokens, CPU time: the
+ * float 6-row tile 54-58 GFLOP/s, this tile's loop 57-60). What the integer form saves is traffic and decoding: int8
+ * panels are half the bytes of float ones and a row becomes shorts with one subtraction per value, no conversion
+ * and multiply. Whole 3584 x 1024 x 256 matmuls on one thread: Q4_0 50 against the float path's 41 GFLOP per
+ * CPU-second, Q4_K 61 against 54 (docs/lab/prefill.md, round 2).
  *
  * <p>A block's weights are small integers {@code q} with a scale and a bias, {@code value = scale * q + bias}
  * ({@link Int8Rows}): Q4_0 is {@code d * (nibble - 8)}; Q4_K is {@code d * sc * nibble - dmin * m}, i.e. {@code q =
