@@ -18,7 +18,7 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Loop order: each thread takes a contiguous share of the rows, decodes 6 of them at a time (every row is decoded
  * once per matmul) and runs them over every panel of the chunk; the 24 KiB of decoded rows stay in L1 while the
- * panels stream from L2 / L3. Above 4 MiB of panels, groups of decoded rows run over L2-sized blocks of panels. Blocked variants (packed row panels and 256-column slices, BLIS's full loop nest)
+ * panels stream from L2 / L3. Above 8 MiB of panels, groups of decoded rows run over L2-sized blocks of panels. Blocked variants (packed row panels and 256-column slices, BLIS's full loop nest)
  * lost here: see the lab note on vision speed.
  *
  * <p>Each output is the same chain of float FMAs over the columns in order as {@link FloatGemm#panelTile}, so the
@@ -39,12 +39,12 @@ public final class PackedGemm {
     private static final Scratch.Floats RESULTS = new Scratch.Floats();
     private static final Scratch.Floats GROUP = new Scratch.Floats();
     /**
-     * Packed activations above which panels go in blocks (4 MiB, {@code -Dedgelm.gemm.blockAbove=FLOATS}; it was 8 MiB:
-     * the 2B's MLP down, 256 tokens of 6144 columns, 6 MiB of panels, ran at 40 GFLOP per CPU-second unblocked and 47
-     * blocked, one thread, while 2 MiB of panels (its gate/up) ran faster unblocked, 50 against 47). Tests shrink
-     * these three.
+     * Packed activations above which panels go in blocks (8 MiB: beyond L2 and a fair share of L3;
+     * {@code -Dedgelm.gemm.blockAbove=FLOATS} moves it). 4 MiB was tried for the 2B's MLP down (256 tokens of 6144
+     * columns, 6 MiB of panels): 47 against 40 GFLOP per CPU-second on one thread, but the whole 2B prefill on two
+     * threads 36.8 against 38.9 tokens/s with 8 MiB (docs/lab/prefill.md, round 2). Tests shrink these three.
      */
-    static int blockAboveFloats = Integer.getInteger("edgelm.gemm.blockAbove", 1024 * 1024);
+    static int blockAboveFloats = Integer.getInteger("edgelm.gemm.blockAbove", 2 * 1024 * 1024);
     /** Floats of activation panels per block (256 KiB: half of L2). */
     static int panelBlockFloats = 64 * 1024;
     /** Floats of decoded rows per group (8 MiB per thread). */
