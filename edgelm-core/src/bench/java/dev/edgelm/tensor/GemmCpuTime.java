@@ -16,7 +16,7 @@ import java.util.SplittableRandom;
  * rates move by several times between iterations, CPU time much less. Run (after {@code bin/mvn -B -Pbench
  * package -DskipTests}): {@code java --add-modules jdk.incubator.vector -cp edgelm-core/target/benchmarks.jar
  * dev.edgelm.tensor.GemmCpuTime TYPE ROWSxCOLSxTOKENS... }, e.g. {@code F16 3072x768x1024 3584x1024x256}.
- * {@code -Dkernels=tile6,panel8} picks the kernels, {@code -Drounds=5} the rounds of 0.5 CPU-seconds.
+ * {@code -Dkernels=tile6,panel8,own} picks the kernels ({@code own}: the format's own prefill path, e.g. int8 activations), {@code -Drounds=5} the rounds of 0.5 CPU-seconds.
  */
 public final class GemmCpuTime {
     public static void main(String[] a) {
@@ -84,6 +84,8 @@ public final class GemmCpuTime {
                 PackedGemm.multiply(m, pool, in, out, m.rows(), 0);
                 PackedGemm.blockAboveFloats = was;
             }
+            // the format's own prefill path (Q4_0 and Q4_K on 8-lane machines: int8 activations, quant.Int8Gemm)
+            case "own" -> m.matmul(pool, in, out);
             default -> throw new IllegalArgumentException("kernel " + kernel);
         }
     }
@@ -99,6 +101,15 @@ public final class GemmCpuTime {
         switch (t) {
             case Q8_0 -> Q8_0Matrix.quantize(w, 0, w.length, seg, 0);
             case Q4_0 -> Q4_0Matrix.quantize(w, 0, w.length, seg, 0);
+            case Q4_K -> { // random nibbles and 6-bit scales, moderate fp16 d and dmin
+                for (long o = 0; o < seg.byteSize(); o++) {
+                    seg.set(ValueLayout.JAVA_BYTE, o, (byte) r.nextInt(256));
+                }
+                for (long o = 0; o < seg.byteSize(); o += t.typeSize()) {
+                    seg.set(le, o, Float.floatToFloat16((float) (r.nextGaussian() * 0.001)));
+                    seg.set(le, o + 2, Float.floatToFloat16((float) Math.abs(r.nextGaussian() * 0.001)));
+                }
+            }
             case F16 -> {
                 for (int i = 0; i < w.length; i++) {
                     seg.set(le, 2L * i, Float.floatToFloat16(w[i]));

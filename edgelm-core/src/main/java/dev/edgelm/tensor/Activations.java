@@ -35,10 +35,9 @@ public final class Activations {
     private static final VectorSpecies<Short> SHORT_HALF =
             VectorSpecies.of(short.class, VectorShape.forBitSize(16 * F.length()));
     private static final float ROUNDER = 12582912f;
-    private static final VectorShuffle<Float> EVEN_LANES = F.length() == 16
-            ? VectorShuffle.fromValues(F, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) : null;
-    private static final VectorShuffle<Float> ODD_LANES = F.length() == 16
-            ? VectorShuffle.fromValues(F, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31) : null;
+    /** The even and the odd lanes of two vectors side by side (with 8 or 16 lanes). */
+    private static final VectorShuffle<Float> EVEN_LANES = VectorShuffle.fromOp(F, i -> 2 * i);
+    private static final VectorShuffle<Float> ODD_LANES = VectorShuffle.fromOp(F, i -> 2 * i + 1);
 
     private float[] x;
     private int n;
@@ -46,6 +45,7 @@ public final class Activations {
     private float[] panels = new float[0];
     private short[] int8 = new short[0];
     private float[] int8Scales = new float[0];
+    private float[] int8Sums = new float[0];
     private boolean packed;
     private boolean rounded;
     private boolean eachToken;
@@ -124,6 +124,7 @@ public final class Activations {
             }
             if (int8Scales.length < panelCount * PANEL * blocks) {
                 int8Scales = new float[panelCount * PANEL * blocks];
+                int8Sums = new float[panelCount * PANEL * blocks];
             }
             boolean pack = !packed;
             if (pack) {
@@ -143,15 +144,27 @@ public final class Activations {
     }
 
     /**
-     * The scales of {@link #int8Panels} (call that first): {@code [panel][block][32]}, one per token and
-     * block of 32 columns; with 16-lane vectors (32-token panels) a block's 32 hold the panel's even tokens,
-     * then its odd ones, the order in which a kernel that widens 16-bit lane pairs meets them.
+     * The scales of {@link #int8Panels} (call that first): {@code [panel][block][PANEL]}, one per token and
+     * block of 32 columns; a block's {@link FloatGemm#PANEL} hold the panel's even tokens, then its odd ones,
+     * the order in which a kernel that widens 16-bit lane pairs meets them.
      */
     public float[] int8Scales() {
         if (!rounded) {
             throw new IllegalStateException("int8Panels has not run since the last set");
         }
         return int8Scales;
+    }
+
+    /**
+     * Per token and block of {@link #int8Panels} (call that first), in {@link #int8Scales}' layout and order: the
+     * block's scale times the sum of its rounded values ({@code d * sum(q)}), what a weight format with an offset
+     * per block ({@code value = scale * q + bias}) multiplies its bias by.
+     */
+    public float[] int8Sums() {
+        if (!rounded) {
+            throw new IllegalStateException("int8Panels has not run since the last set");
+        }
+        return int8Sums;
     }
 
     private void ensurePanels() {
@@ -161,11 +174,12 @@ public final class Activations {
         }
     }
 
-    /** Rounds packed panels {@code [p0, p1)} into {@link #int8} and {@link #int8Scales}. */
+    /** Rounds packed panels {@code [p0, p1)} into {@link #int8}, {@link #int8Scales} and {@link #int8Sums}. */
     private void round(int p0, int p1) {
         float[] xt = panels;
         short[] xq = int8;
         float[] xd = int8Scales;
+        float[] xs = int8Sums;
         int blocks = cols / BLOCK;
         int half = F.length();
         for (int p = p0; p < p1; p++) {
@@ -190,21 +204,27 @@ public final class Activations {
                 for (int j = dOff; j < dOff + PANEL; j++) {
                     xd[j] = Float.float16ToFloat(Float.floatToFloat16(xd[j]));
                 }
-                if (half == 16) {
-                    // Even tokens first, then odd: the order in which the 16-bit kernel widens its sums.
-                    FloatVector lo = FloatVector.fromArray(F, xd, dOff);
-                    FloatVector hi = FloatVector.fromArray(F, xd, dOff + half);
-                    lo.rearrange(EVEN_LANES, hi).intoArray(xd, dOff);
-                    lo.rearrange(ODD_LANES, hi).intoArray(xd, dOff + half);
-                }
+                FloatVector sum0 = FloatVector.zero(F);
+                FloatVector sum1 = FloatVector.zero(F);
                 for (int kk = 0; kk < BLOCK; kk++) {
                     int o = kb + kk * PANEL;
                     // Round to nearest, ties to even: add and remove 1.5 * 2^23.
                     FloatVector r0 = FloatVector.fromArray(F, xt, o).mul(id0).add(ROUNDER).sub(ROUNDER);
                     FloatVector r1 = FloatVector.fromArray(F, xt, o + half).mul(id1).add(ROUNDER).sub(ROUNDER);
+                    sum0 = sum0.add(r0); // integers of at most 32 * 127: exact
+                    sum1 = sum1.add(r1);
                     ((ShortVector) r0.convertShape(VectorOperators.F2S, SHORT_HALF, 0)).intoArray(xq, o);
                     ((ShortVector) r1.convertShape(VectorOperators.F2S, SHORT_HALF, 0)).intoArray(xq, o + half);
                 }
+                FloatVector lo = FloatVector.fromArray(F, xd, dOff);
+                FloatVector hi = FloatVector.fromArray(F, xd, dOff + half);
+                FloatVector s0 = sum0.mul(lo);
+                FloatVector s1 = sum1.mul(hi);
+                // Even tokens first, then odd: the order in which the 16-bit kernels widen their sums.
+                lo.rearrange(EVEN_LANES, hi).intoArray(xd, dOff);
+                lo.rearrange(ODD_LANES, hi).intoArray(xd, dOff + half);
+                s0.rearrange(EVEN_LANES, s1).intoArray(xs, dOff);
+                s0.rearrange(ODD_LANES, s1).intoArray(xs, dOff + half);
             }
         }
     }

@@ -18,7 +18,7 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Loop order: each thread takes a contiguous share of the rows, decodes 6 of them at a time (every row is decoded
  * once per matmul) and runs them over every panel of the chunk; the 24 KiB of decoded rows stay in L1 while the
- * panels stream from L2 / L3. Blocked variants (packed row panels and 256-column slices, BLIS's full loop nest)
+ * panels stream from L2 / L3. Above 8 MiB of panels, groups of decoded rows run over L2-sized blocks of panels. Blocked variants (packed row panels and 256-column slices, BLIS's full loop nest)
  * lost here: see the lab note on vision speed.
  *
  * <p>Each output is the same chain of float FMAs over the columns in order as {@link FloatGemm#panelTile}, so the
@@ -38,8 +38,13 @@ public final class PackedGemm {
     private static final Scratch.Floats ROWS = new Scratch.Floats();
     private static final Scratch.Floats RESULTS = new Scratch.Floats();
     private static final Scratch.Floats GROUP = new Scratch.Floats();
-    /** Packed activations above which panels go in blocks (8 MiB: beyond L2 and a fair share of L3). Tests shrink these three. */
-    static int blockAboveFloats = 2 * 1024 * 1024;
+    /**
+     * Packed activations above which panels go in blocks (8 MiB: beyond L2 and a fair share of L3;
+     * {@code -Dedgelm.gemm.blockAbove=FLOATS} moves it). 4 MiB was tried for the 2B's MLP down (256 tokens of 6144
+     * columns, 6 MiB of panels): 47 against 40 GFLOP per CPU-second on one thread, but the whole 2B prefill on two
+     * threads 36.8 against 38.9 tokens/s with 8 MiB (docs/lab/prefill.md, round 2). Tests shrink these three.
+     */
+    static int blockAboveFloats = Integer.getInteger("edgelm.gemm.blockAbove", 2 * 1024 * 1024);
     /** Floats of activation panels per block (256 KiB: half of L2). */
     static int panelBlockFloats = 64 * 1024;
     /** Floats of decoded rows per group (8 MiB per thread). */
@@ -113,11 +118,18 @@ public final class PackedGemm {
             // Many tokens of long rows: a group of rows decoded once, then blocks of panels that stay in L2
             // while every row tile of the group runs over them.
             float[] a = GROUP.get(Math.min(groupRows, (end - start + MR - 1) / MR * MR) * cols);
+            long decodeNs = 0;
+            long t0 = clocked ? System.nanoTime() : 0L;
+            long cpu0 = clocked ? StageClock.cpuNanos() : 0L;
             for (int g0 = start; g0 < end; g0 += groupRows) {
                 int g1 = Math.min(end, g0 + groupRows);
                 int tiles = (g1 - g0 + MR - 1) / MR;
+                long d0 = clocked ? System.nanoTime() : 0L;
                 for (int q = 0; q < tiles; q++) {
                     decode(w, g0 + q * MR, Math.min(MR, g1 - g0 - q * MR), a, q * MR * cols);
+                }
+                if (clocked) {
+                    decodeNs += System.nanoTime() - d0;
                 }
                 for (int p0 = 0; p0 < panels; p0 += panelBlock) {
                     int p1 = Math.min(panels, p0 + panelBlock);
@@ -130,6 +142,11 @@ public final class PackedGemm {
                         }
                     }
                 }
+            }
+            if (clocked) {
+                StageClock.add("gemm.decode (thread sum)", decodeNs);
+                StageClock.add("gemm.tile+write (thread sum)", System.nanoTime() - t0 - decodeNs);
+                StageClock.add("gemm.cpu (thread sum)", StageClock.cpuNanos() - cpu0);
             }
         });
         if (clocked) {

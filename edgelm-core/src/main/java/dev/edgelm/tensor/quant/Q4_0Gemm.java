@@ -30,7 +30,8 @@ import jdk.incubator.vector.VectorSpecies;
  * extension (tile 270-274 -> 276-281 GFLOP/s on one core); the activation scales come in the same
  * even/odd order ({@link Activations#int8Scales}) and the tile interleaves its results back at the end.
  *
- * <p>It needs 32 short lanes (512-bit vectors); elsewhere Q4_0 prefill takes the float path. It can be
+ * <p>It needs 32 short lanes (512-bit vectors); with 8 float lanes (AVX2) {@link Int8Gemm} does the same on 16-token
+ * panels, elsewhere Q4_0 prefill takes the float path. It can be
  * switched off with {@code -Dedgelm.q4.int8act=false} (then Q4_0 prefill multiplies float activations
  * like every other format, as decode always does).
  */

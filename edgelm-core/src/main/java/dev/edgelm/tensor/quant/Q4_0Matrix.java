@@ -27,7 +27,7 @@ import jdk.incubator.vector.VectorOperators;
  * value j + 16 in its high nibble; value = (nibble - 8) * d. {@link #quantize} is ggml's reference
  * quantiser ({@code quantize_row_q4_0_ref}), bit for bit.
  */
-public final class Q4_0Matrix extends QuantizedMatrix {
+public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Rows {
     static final int BLOCK = GgmlType.Q4_0.blockSize();
     static final int BLOCK_BYTES = GgmlType.Q4_0.typeSize();
 
@@ -76,16 +76,32 @@ public final class Q4_0Matrix extends QuantizedMatrix {
         }
     }
 
+    /** {@link Int8Gemm}'s form of a row: {@link #decodeShorts} (Q4_0 blocks have no bias). */
+    @Override
+    public void decodeInts(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
+        decodeShorts(row, q, off, scale, sOff);
+    }
+
+    @Override
+    public boolean biased() {
+        return false;
+    }
+
     /**
      * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks as llama.cpp does
-     * ({@link Q4_0Gemm}); decode and shorter chunks always multiply float activations.
+     * ({@link Q4_0Gemm} with 16-lane vectors, {@link Int8Gemm} with 8 lanes); decode and shorter chunks always
+     * multiply float activations.
      */
     public static boolean roundsPrefillActivations() {
-        return Q4_0Gemm.ENABLED;
+        return Q4_0Gemm.ENABLED || Int8Gemm.ENABLED;
     }
 
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (Int8Gemm.takes(in.tokens())) {
+            Int8Gemm.matmul(this, pool, in, out, outStride, outOff);
+            return;
+        }
         if (in.tokens() >= FloatGemm.PANEL / 2 && Q4_0Gemm.ENABLED) {
             Q4_0Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;

@@ -16,6 +16,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 
@@ -25,7 +26,7 @@ import jdk.incubator.vector.VectorShuffle;
  * (0..3) is bytes 32g..32g+31: low nibbles are values 64g..64g+31 (sub-block 2g), high nibbles the next 32
  * (sub-block 2g+1). Value = d * scale * q - dmin * min.
  */
-public final class Q4_KMatrix extends QuantizedMatrix {
+public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Rows {
     static final int BLOCK = GgmlType.Q4_K.blockSize();
     static final int BLOCK_BYTES = GgmlType.Q4_K.typeSize();
 
@@ -120,8 +121,60 @@ public final class Q4_KMatrix extends QuantizedMatrix {
     }
 
     /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
+    /**
+     * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks as llama.cpp does
+     * ({@link Int8Gemm}, 8-lane machines); decode and shorter chunks always multiply float activations.
+     */
+    public static boolean roundsPrefillActivations() {
+        return Int8Gemm.ENABLED;
+    }
+
+    /**
+     * {@link Int8Gemm}'s form of a row: per sub-block of 32, {@code q = nibble - 8} (in [-8, 7]), {@code scale = d *
+     * sc}, {@code bias = 8 * d * sc - dmin * m}, so that {@code scale * q + bias = d * sc * nibble - dmin * m}.
+     */
+    @Override
+    public void decodeInts(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
+        long base = row * rowBytes;
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            float d = Simd.fp16(data, o);
+            float dmin = Simd.fp16(data, o + 2);
+            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            long mn = KScales.mins(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
+            int s = sOff + 8 * b;
+            for (int j = 0; j < 8; j++) {
+                float e = d * KScales.at(sc, j);
+                scale[s + j] = e;
+                bias[s + j] = 8 * e - dmin * KScales.at(mn, j);
+            }
+            int e = off + b * BLOCK;
+            for (int g = 0; g < 4; g++) {
+                // group g: 32 bytes, low nibbles are sub-block 2g, high nibbles sub-block 2g + 1
+                ShortVector w0 = (ShortVector) ByteVector.fromMemorySegment(ByteVector.SPECIES_128, data,
+                        o + 16 + 32 * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2S, ShortVector.SPECIES_256, 0);
+                ShortVector w1 = (ShortVector) ByteVector.fromMemorySegment(ByteVector.SPECIES_128, data,
+                        o + 32 + 32 * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2S, ShortVector.SPECIES_256, 0);
+                int at = e + 64 * g;
+                w0.and((short) 0x0F).sub((short) 8).intoArray(q, at);
+                w1.and((short) 0x0F).sub((short) 8).intoArray(q, at + 16);
+                w0.lanewise(VectorOperators.LSHR, 4).sub((short) 8).intoArray(q, at + 32);
+                w1.lanewise(VectorOperators.LSHR, 4).sub((short) 8).intoArray(q, at + 48);
+            }
+        }
+    }
+
+    @Override
+    public boolean biased() {
+        return true;
+    }
+
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (Int8Gemm.takes(in.tokens())) {
+            Int8Gemm.matmul(this, pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);
             return;

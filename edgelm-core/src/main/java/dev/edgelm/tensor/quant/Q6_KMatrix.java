@@ -45,8 +45,15 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         return (byte) ((g < 8 ? lo : hi) >>> 8 * (g & 7));
     }
 
+    /** Per thread: one quarter's 32 values as bytes, between the 256-bit bit-field pass and the widening to floats. */
+    private static final ThreadLocal<byte[]> QUARTER = ThreadLocal.withInitial(() -> new byte[32]);
+
     @Override
     public void decodeRow(int row, float[] dst, int off) {
+        if (K8) {
+            decodeRow8(row, dst, off);
+            return;
+        }
         long base = row * rowBytes;
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
@@ -71,6 +78,43 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
                             ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(ds).intoArray(dst, e + v);
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * {@link #decodeRow} on 8 float lanes (AVX2), the same values bit for bit: a quarter's 32 6-bit values are put
+     * together on 256-bit words (ql and qh read once per half, bit fields cut on 32-bit lanes and masked per
+     * byte, as x86 has no byte-lane shift), stored as 32 bytes, then widened 8 at a time and scaled. The generic
+     * loop cuts the fields on int lanes 8 values at a time: 0.86-0.90 ns a value against 0.15-0.25 for Q8_0's
+     * rows, one thread (the prefill GEMM decodes each row once per matmul).
+     */
+    private void decodeRow8(int row, float[] dst, int off) {
+        byte[] q = QUARTER.get();
+        long base = row * rowBytes;
+        for (int b = 0; b < blocksPerRow; b++) {
+            long o = base + (long) b * BLOCK_BYTES;
+            float d = Simd.fp16(data, o + 208);
+            long lo = Simd.u64(data, o + 192);
+            long hi = Simd.u64(data, o + 200);
+            int e = off + b * BLOCK;
+            for (int h = 0; h < 2; h++) {
+                IntVector ql0 = ByteVector.fromMemorySegment(ByteVector.SPECIES_256, data, o + 64 * h, LE).reinterpretAsInts();
+                IntVector ql1 = ByteVector.fromMemorySegment(ByteVector.SPECIES_256, data, o + 64 * h + 32, LE).reinterpretAsInts();
+                IntVector qh = ByteVector.fromMemorySegment(ByteVector.SPECIES_256, data, o + 128 + 32 * h, LE).reinterpretAsInts();
+                for (int k = 0; k < 4; k++) {
+                    // quarter k: low (k < 2) or high nibble of ql[64h + 32(k & 1) ..], bits 2k..2k+1 of qh[32h ..] on top
+                    IntVector ql = (k & 1) == 0 ? ql0 : ql1;
+                    IntVector v = ql.lanewise(VectorOperators.LSHR, 4 * (k >> 1)).and(0x0F0F0F0F)
+                            .or(qh.lanewise(VectorOperators.LSHR, 2 * k).and(0x03030303).lanewise(VectorOperators.LSHL, 4));
+                    v.reinterpretAsBytes().sub((byte) 32).intoArray(q, 0);
+                    int at = 128 * h + 32 * k;
+                    for (int c = 0; c < 32; c += 8) {
+                        FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, (at + c) / 16));
+                        ((FloatVector) ByteVector.fromArray(ByteVector.SPECIES_64, q, c)
+                                .convertShape(VectorOperators.B2F, F, 0)).mul(ds).intoArray(dst, e + at + c);
                     }
                 }
             }

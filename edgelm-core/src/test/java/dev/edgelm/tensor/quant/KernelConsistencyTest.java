@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * For random blocks of every format: {@code dotRow} equals the dot product of {@code decodeRow} with x
  * (computed here in double) within float rounding, for several row lengths, and {@code matmul} with one
  * and several tokens, on one and two threads, equals the scalar reference (except Q4_0 prefill where it
- * rounds activations to int8: {@link Q4_0GemmTest}).
+ * rounds activations to int8: {@link Q4_0GemmTest}, and Q4_K's on 8-lane machines: {@link Q4_KInt8GemmTest}).
  */
 class KernelConsistencyTest {
     /** Byte offsets of the fp16 scale fields in each block: set to moderate random halves, not random bits. */
@@ -92,6 +92,9 @@ class KernelConsistencyTest {
                 for (int n : new int[] {1, 4, 37, 70}) {
                     if (type == GgmlType.Q4_0 && n >= 16 && Q4_0Matrix.roundsPrefillActivations()) {
                         continue; // int8 activations: checked against ggml's arithmetic in Q4_0GemmTest
+                    }
+                    if (type == GgmlType.Q4_K && n >= 16 && Q4_KMatrix.roundsPrefillActivations()) {
+                        continue; // int8 activations: checked against ggml's arithmetic in Q4_KInt8GemmTest
                     }
                     float[] x = gaussian(r, n * cols);
                     int stride = rows + 3;
