@@ -4,6 +4,7 @@ import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.BidirectionalAttention;
 import dev.edgelm.tensor.PackedGemm;
 import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.StageClock;
 import dev.edgelm.tensor.VectorMath;
 import dev.edgelm.util.EdgeLmException;
 import java.util.List;
@@ -80,6 +81,7 @@ public final class VisionEncoder {
         }
         int h = c.hidden();
         Activations in = new Activations();
+        long t0 = StageClock.start();
         float[] x = new float[n * h];
         linear(w.patchEmbed(), in.set(pixels, n, pd), x);
         if (trace != null) {
@@ -104,6 +106,7 @@ public final class VisionEncoder {
             }
         });
 
+        t0 = lap("vision.embeddings", t0);
         float[] normed = new float[n * h];
         float[] qkv = new float[n * 3 * h];
         float[] core = new float[n * h];
@@ -113,26 +116,39 @@ public final class VisionEncoder {
         float scale = (float) (1.0 / Math.sqrt(c.headDim()));
         for (int b = 0; b < w.blocks().length; b++) {
             VisionWeights.Block block = w.blocks()[b];
+            long t = StageClock.start();
             layerNorm(x, n, block.norm1(), normed);
+            t = lap("vision.layernorm", t);
             linear(block.qkv(), in.set(normed, n, h), qkv);
+            t = lap("vision.qkv", t);
             rotate(qkv, n, cos, sin);
+            t = lap("vision.rotary", t);
             int start = 0;
             for (PatchGrid g : grids) {
                 BidirectionalAttention.attend(pool, qkv, layout, start, g.patches(), scale, core);
                 start += g.patches();
             }
+            t = lap("vision.attention", t);
             linear(block.proj(), in.set(core, n, h), mixed);
+            t = lap("vision.proj", t);
             addRows(mixed, x, n, h);
+            t = lap("vision.residual", t);
             layerNorm(x, n, block.norm2(), normed);
+            t = lap("vision.layernorm", t);
             linear(block.fc1(), in.set(normed, n, h), up);
+            t = lap("vision.mlp.up", t);
             gelu(up, n, c.intermediate(), false);
+            t = lap("vision.gelu", t);
             linear(block.fc2(), in.set(up, n, c.intermediate()), mixed);
+            t = lap("vision.mlp.down", t);
             addRows(mixed, x, n, h);
+            lap("vision.residual", t);
             if (trace != null) {
                 trace.block(b, x, n);
             }
         }
         // The merger: LayerNorm per patch, then each merge block's rows (consecutive) as one row.
+        long tm = StageClock.start();
         layerNorm(x, n, w.mergerNorm(), normed);
         int tokens = n / c.mergeArea();
         int merged = h * c.mergeArea();
@@ -141,12 +157,24 @@ public final class VisionEncoder {
         gelu(hiddenOut, tokens, merged, true);
         float[] out = new float[tokens * c.outHidden()];
         linear(w.mergerFc2(), in.set(hiddenOut, tokens, merged), out);
+        StageClock.stop("vision.merger", tm);
         return out;
+    }
+
+    /** Adds the time since {@code t0} to {@code stage} and returns the new start (0 when the clocks are off). */
+    private static long lap(String stage, long t0) {
+        if (t0 == 0L) {
+            return 0L;
+        }
+        long now = System.nanoTime();
+        StageClock.add(stage, now - t0);
+        return now;
     }
 
     /** {@code out = in W^T + b}. */
     private void linear(VisionWeights.Linear l, Activations in, float[] out) {
         PackedGemm.matmul(pool, l.weight(), in, out);
+        long t = StageClock.start();
         int rows = in.tokens();
         int width = l.out();
         float[] bias = l.bias();
@@ -155,6 +183,7 @@ public final class VisionEncoder {
                 VectorMath.add(bias, 0, out, r * width, width);
             }
         });
+        StageClock.stop("vision.bias (in the linears)", t);
     }
 
     private void addRows(float[] from, float[] into, int n, int width) {
@@ -191,8 +220,12 @@ public final class VisionEncoder {
     /** GELU in place: tanh approximation (blocks) or exact erf form (merger). */
     private void gelu(float[] a, int rows, int width, boolean exact) {
         pool.forRange(rows, 1, 16L * rows * width, (r0, r1) -> {
+            if (!exact) {
+                Gelu.tanhInPlace(a, r0 * width, r1 * width);
+                return;
+            }
             for (int i = r0 * width; i < r1 * width; i++) {
-                a[i] = exact ? Gelu.exact(a[i]) : Gelu.tanh(a[i]);
+                a[i] = Gelu.exact(a[i]);
             }
         });
     }
