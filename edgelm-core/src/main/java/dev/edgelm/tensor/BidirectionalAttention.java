@@ -82,7 +82,10 @@ public final class BidirectionalAttention {
             float[] scores = SCORES.get(MR * nPad);
             float[] o = HEADS.get(MR * dimPad);
             float[] sums = new float[MR];
+            boolean clocked = StageClock.active();
+            long scoreNs = 0, softmaxNs = 0, sumNs = 0;
             for (int item = i0; item < i1; item++) {
+                long c0 = clocked ? System.nanoTime() : 0L;
                 int h = item / queryTiles;
                 int q0 = (item % queryTiles) * MR;
                 int valid = Math.min(MR, n - q0);
@@ -98,9 +101,11 @@ public final class BidirectionalAttention {
                 for (int p = 0; p < keyPanels; p++) {
                     RegisterTile.multiply(q, 0, dim, dim, keys, kBase + p * P * dim, scores, p * P, nPad);
                 }
+                long c1 = clocked ? System.nanoTime() : 0L;
                 for (int i = 0; i < valid; i++) {
                     sums[i] = expInPlace(scores, i * nPad, n, scale);
                 }
+                long c2 = clocked ? System.nanoTime() : 0L;
                 int vBase = h * vPerHead;
                 for (int dp = 0; dp < dimPanels; dp++) {
                     RegisterTile.multiply(scores, 0, nPad, n, values, vBase + dp * P * n, o, dp * P, dimPad);
@@ -108,6 +113,17 @@ public final class BidirectionalAttention {
                 for (int i = 0; i < valid; i++) {
                     scaleInto(o, i * dimPad, 1f / sums[i], out, (start + q0 + i) * outWidth + h * dim, dim);
                 }
+                if (clocked) {
+                    long c3 = System.nanoTime();
+                    scoreNs += c1 - c0;
+                    softmaxNs += c2 - c1;
+                    sumNs += c3 - c2;
+                }
+            }
+            if (clocked) {
+                StageClock.add("attention.scores (thread sum)", scoreNs);
+                StageClock.add("attention.softmax (thread sum)", softmaxNs);
+                StageClock.add("attention.weighted sum (thread sum)", sumNs);
             }
         });
         lap("attention.scores, softmax, sum", t);
