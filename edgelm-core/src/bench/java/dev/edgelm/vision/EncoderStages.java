@@ -16,6 +16,18 @@ public final class EncoderStages {
         if (!StageClock.ON) {
             throw new IllegalStateException("run with -Dedgelm.stageclock=true");
         }
+        for (String knob : new String[] {"blockAboveFloats", "panelBlockFloats", "groupFloats"}) {
+            Integer v = Integer.getInteger("gemm." + knob);
+            if (v != null) { // experiments: PackedGemm's blocking thresholds
+                try {
+                    var f = Class.forName("dev.edgelm.tensor.PackedGemm").getDeclaredField(knob);
+                    f.setAccessible(true);
+                    f.setInt(null, v);
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
         int encodes = a.length > 2 ? Integer.parseInt(a[2]) : 2;
         int threads = a.length > 3 ? Integer.parseInt(a[3]) : 2;
         try (VisionModel m = VisionModel.open(Path.of(a[0]), threads)) {

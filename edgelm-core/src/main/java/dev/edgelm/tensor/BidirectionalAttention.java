@@ -22,8 +22,9 @@ import jdk.incubator.vector.VectorSpecies;
  * a head is ever held) and a block of the tower issues two parallel sections, not some seventy.
  *
  * <p>Each score and each output is the same chain of float FMAs in the same order as the previous version (the
- * keys, then the transposed values, as matrices through the GEMM), and the softmax the same sums: the results
- * are the same bits. That version lost on short tiles (64-deep scores), scalar write-outs of every tile, the
+ * keys, then the transposed values, as matrices through the GEMM), and the softmax the same sums; the scale now
+ * multiplies the queries rather than the scores, which gives the same bits when it is a power of two (heads of 16
+ * or 64, as in the released towers) and a rounding apart otherwise. That version lost on short tiles (64-deep scores), scalar write-outs of every tile, the
  * probabilities packed into panels once per query block, and ~6 parallel sections per head; see
  * docs/lab/vision-attention.md.
  */
@@ -92,7 +93,8 @@ public final class BidirectionalAttention {
                 int qOff = layout.qOffset() + h * dim;
                 for (int i = 0; i < MR; i++) {
                     if (i < valid) {
-                        System.arraycopy(x, (start + q0 + i) * stride + qOff, q, i * dim, dim);
+                        // the scale on the queries, not on each score (a power of two for 16- and 64-wide heads: the same bits)
+                        scaleInto(x, (start + q0 + i) * stride + qOff, scale, q, i * dim, dim);
                     } else {
                         java.util.Arrays.fill(q, i * dim, (i + 1) * dim, 0f);
                     }
@@ -103,7 +105,7 @@ public final class BidirectionalAttention {
                 }
                 long c1 = clocked ? System.nanoTime() : 0L;
                 for (int i = 0; i < valid; i++) {
-                    sums[i] = expInPlace(scores, i * nPad, n, scale);
+                    sums[i] = expInPlace(scores, i * nPad, n);
                 }
                 long c2 = clocked ? System.nanoTime() : 0L;
                 int vBase = h * vPerHead;
@@ -177,18 +179,15 @@ public final class BidirectionalAttention {
         return now;
     }
 
-    /** {@code a[off .. off+n)} scaled, then replaced by {@code exp(a - max)}; returns their sum (the softmax's divisor). */
-    static float expInPlace(float[] a, int off, int n, float scale) {
+    /** {@code a[off .. off+n)} replaced by {@code exp(a - max)}; returns their sum (the softmax's divisor). */
+    static float expInPlace(float[] a, int off, int n) {
         FloatVector maxes = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
         int j = 0;
         for (; j + L <= n; j += L) {
-            FloatVector v = FloatVector.fromArray(F, a, off + j).mul(scale);
-            v.intoArray(a, off + j);
-            maxes = maxes.max(v);
+            maxes = maxes.max(FloatVector.fromArray(F, a, off + j));
         }
         float max = maxes.reduceLanes(VectorOperators.MAX);
         for (; j < n; j++) {
-            a[off + j] *= scale;
             max = Math.max(max, a[off + j]);
         }
         FloatVector sums = FloatVector.zero(F);

@@ -22,18 +22,11 @@ public final class F16Matrix extends WeightMatrix {
         return "F16";
     }
 
-    private static final Scratch.Shorts HALVES = new Scratch.Shorts();
-
-    /**
-     * The row's halves copied into a short[] first, then widened in a plain array loop: C2 compiles that loop to
-     * vcvtph2ps (8 values an instruction with F16C), where one {@code MemorySegment} read per value stays scalar.
-     */
     @Override
     public void decodeRow(int row, float[] dst, int off) {
-        short[] h = HALVES.get(cols);
-        MemorySegment.copy(data, LE_SHORT, (long) row * cols * 2, h, 0, cols);
+        long base = (long) row * cols * 2;
         for (int i = 0; i < cols; i++) {
-            dst[off + i] = Float.float16ToFloat(h[i]);
+            dst[off + i] = Float.float16ToFloat(data.get(LE_SHORT, base + 2L * i));
         }
     }
 
