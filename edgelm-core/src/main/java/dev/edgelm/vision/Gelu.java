@@ -41,6 +41,27 @@ final class Gelu {
         return (float) (0.5 * x * (1 + Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))));
     }
 
+    /**
+     * {@link #exact} over {@code a[from, to)} in place, through {@code x/2 * erfc(-x / sqrt 2)} with the Chebyshev
+     * fit of erfc from Numerical Recipes (section 6.2: fractional error below 1.2e-7 everywhere, so within about two
+     * float ulps of the exact GELU, and no cancellation at negative x): one exponential and nine multiply-adds in
+     * double per value, against ~150 ns per value for the series of {@link #erf} (2 % of a 0.8B encode in the
+     * merger).
+     */
+    static void exactInPlace(float[] a, int from, int to) {
+        for (int i = from; i < to; i++) {
+            double x = a[i];
+            double z = -x * INV_SQRT_2;
+            double t = 1 / (1 + 0.5 * Math.abs(z));
+            double erfc = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418
+                    + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587
+                    + t * (-0.82215223 + t * 0.17087277)))))))));
+            a[i] = (float) (0.5 * x * (z >= 0 ? erfc : 2 - erfc));
+        }
+    }
+
+    private static final double INV_SQRT_2 = 1 / Math.sqrt(2);
+
     /** The exact {@code x * Phi(x) = x/2 * (1 + erf(x / sqrt 2))}. */
     static float exact(float x) {
         return (float) (0.5 * x * (1 + erf(x / Math.sqrt(2))));

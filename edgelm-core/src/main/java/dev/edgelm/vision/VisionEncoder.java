@@ -279,9 +279,7 @@ public final class VisionEncoder {
                 Gelu.tanhInPlace(a, r0 * width, r1 * width);
                 return;
             }
-            for (int i = r0 * width; i < r1 * width; i++) {
-                a[i] = Gelu.exact(a[i]);
-            }
+            Gelu.exactInPlace(a, r0 * width, r1 * width);
         });
     }
 
