@@ -1,6 +1,5 @@
 package dev.edgelm.tensor;
 
-import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -8,20 +7,35 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Full (non-causal) multi-head attention over one segment of rows: every query sees every key of the segment.
  *
- * <p>Both products are the project's tiled GEMM ({@link WeightMatrix#matmul}, split over the pool): per head, the
- * keys [n, dim] act as the matrix and a block of queries as the activations, giving the block's scores against
- * every key; after the softmax, the values transposed [dim, n] act as the matrix and the probabilities as the
- * activations. Memory stays bounded: queries go in blocks of at most {@link #MAX_SCORES} / n rows (at least
- * {@link #MIN_BLOCK}), so the scores of a block, never the n x n matrix of a head, are held at once (4 MiB blocks:
- * all of a 1024-patch image, 256 queries of a 16384-patch one). A first version with its own register-tiled
- * loops (four queries sharing each key load) reached an eighth of the GEMM's speed.
+ * <p>Both products run on the 6-row register tile ({@link RegisterTile}), with the roles chosen so that every
+ * tile's results are stored as whole vectors, in place:
+ *
+ * <pre>
+ *   scores[q][s] = sum over d of  q[q][d] * k[s][d]     6 query rows broadcast, keys packed [s/P][d][P]
+ *   out[q][d]    = sum over s of  p[q][s] * v[s][d]     6 probability rows broadcast, values packed [d/P][s][P]
+ * </pre>
+ *
+ * ({@code P} = {@link FloatGemm#PANEL}, two vectors.) The keys and values of every head are packed once per call
+ * (one parallel section; about 2 x patches x width floats, linear in the patches); then one parallel section runs
+ * every (head, 6 queries) item to the end: their scores against all keys (6 x patches floats, L1 / L2), the
+ * softmax, the weighted sum and the normalised write-out. So memory stays linear in the patches (no n x n block of
+ * a head is ever held) and a block of the tower issues two parallel sections, not some seventy.
+ *
+ * <p>Each score and each output is the same chain of float FMAs in the same order as the previous version (the
+ * keys, then the transposed values, as matrices through the GEMM), and the softmax the same sums; the scale now
+ * multiplies the queries rather than the scores, which gives the same bits when it is a power of two (heads of 16
+ * or 64, as in the released towers) and a rounding apart otherwise. That version lost on short tiles (64-deep scores), scalar write-outs of every tile, the
+ * probabilities packed into panels once per query block, and ~6 parallel sections per head; see
+ * docs/lab/vision-attention.md.
  */
 public final class BidirectionalAttention {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final int L = F.length();
-    /** Floats of scores held at once. */
-    static final int MAX_SCORES = 1 << 20;
-    static final int MIN_BLOCK = 64;
+    private static final int P = FloatGemm.PANEL;
+    private static final int MR = RegisterTile.MR;
+    private static final Scratch.Floats SCORES = new Scratch.Floats();
+    private static final Scratch.Floats QUERIES = new Scratch.Floats();
+    private static final Scratch.Floats HEADS = new Scratch.Floats();
 
     private BidirectionalAttention() {}
 
@@ -40,68 +54,144 @@ public final class BidirectionalAttention {
      * softmax(q_rh . k_sh * scale over s) . v_sh}, s over the same rows.
      */
     public static void attend(Parallel pool, float[] x, Layout layout, int start, int n, float scale, float[] out) {
+        if (n <= 0) {
+            return;
+        }
         int dim = layout.headDim();
+        int heads = layout.heads();
+        int keyPanels = (n + P - 1) / P;
+        int nPad = keyPanels * P;
+        int dimPanels = (dim + P - 1) / P;
+        int dimPad = dimPanels * P;
+        int kPerHead = Math.multiplyExact(nPad, dim);
+        int vPerHead = Math.multiplyExact(dimPanels * P, n);
+        float[] keys = new float[Math.multiplyExact(heads, kPerHead)];
+        float[] values = new float[Math.multiplyExact(heads, vPerHead)];
+        long t = StageClock.start();
+        pool.forRange(heads, 1, 2L * heads * n * dim, (h0, h1) -> {
+            for (int h = h0; h < h1; h++) {
+                packKeys(x, layout, start, n, h, keys, h * kPerHead);
+                packValues(x, layout, start, n, h, values, h * vPerHead);
+            }
+        });
+        t = lap("attention.pack k, v", t);
+        int queryTiles = (n + MR - 1) / MR;
         int stride = layout.rowStride();
-        int block = Math.min(n, Math.max(MIN_BLOCK, MAX_SCORES / n));
-        float[] keys = new float[n * dim];
-        float[] valuesT = new float[dim * n];
-        float[] queries = new float[block * dim];
-        float[] scores = new float[block * n];
-        float[] sums = new float[block];
-        float[] heads = new float[block * dim];
-        WeightMatrix k = new F32Matrix(MemorySegment.ofArray(keys), n, dim);
-        WeightMatrix vt = new F32Matrix(MemorySegment.ofArray(valuesT), dim, n);
-        Activations in = new Activations();
-        for (int h = 0; h < layout.heads(); h++) {
-            int kOff = layout.kOffset() + h * dim;
-            int vOff = layout.vOffset() + h * dim;
-            pool.forRange(n, 1, 2L * n * dim, (s0, s1) -> {
-                for (int s = s0; s < s1; s++) {
-                    int row = (start + s) * stride;
-                    System.arraycopy(x, row + kOff, keys, s * dim, dim);
-                    for (int d = 0; d < dim; d++) {
-                        valuesT[d * n + s] = x[row + vOff + d];
+        int outWidth = layout.outWidth();
+        pool.forRange(heads * queryTiles, 1, 4L * heads * n * n * dim, (i0, i1) -> {
+            float[] q = QUERIES.get(MR * dim);
+            float[] scores = SCORES.get(MR * nPad);
+            float[] o = HEADS.get(MR * dimPad);
+            float[] sums = new float[MR];
+            boolean clocked = StageClock.active();
+            long scoreNs = 0, softmaxNs = 0, sumNs = 0;
+            for (int item = i0; item < i1; item++) {
+                long c0 = clocked ? System.nanoTime() : 0L;
+                int h = item / queryTiles;
+                int q0 = (item % queryTiles) * MR;
+                int valid = Math.min(MR, n - q0);
+                int qOff = layout.qOffset() + h * dim;
+                for (int i = 0; i < MR; i++) {
+                    if (i < valid) {
+                        // the scale on the queries, not on each score (a power of two for 16- and 64-wide heads: the same bits)
+                        scaleInto(x, (start + q0 + i) * stride + qOff, scale, q, i * dim, dim);
+                    } else {
+                        java.util.Arrays.fill(q, i * dim, (i + 1) * dim, 0f);
                     }
                 }
-            });
-            int qOff = layout.qOffset() + h * dim;
-            for (int q0 = 0; q0 < n; q0 += block) {
-                int rows = Math.min(block, n - q0);
-                int first = q0;
-                for (int r = 0; r < rows; r++) {
-                    System.arraycopy(x, (start + first + r) * stride + qOff, queries, r * dim, dim);
+                int kBase = h * kPerHead;
+                for (int p = 0; p < keyPanels; p++) {
+                    RegisterTile.multiply(q, 0, dim, dim, keys, kBase + p * P * dim, scores, p * P, nPad);
                 }
-                PackedGemm.matmul(pool, k, in.set(queries, rows, dim), scores);
-                pool.forRange(rows, 1, 8L * rows * n, (r0, r1) -> {
-                    for (int r = r0; r < r1; r++) {
-                        sums[r] = expInPlace(scores, r * n, n, scale);
-                    }
-                });
-                PackedGemm.matmul(pool, vt, in.set(scores, rows, n), heads);
-                int o = layout.outWidth();
-                int hOff = h * dim;
-                pool.forRange(rows, 1, (long) rows * dim, (r0, r1) -> {
-                    for (int r = r0; r < r1; r++) {
-                        float inv = 1f / sums[r];
-                        int dst = (start + first + r) * o + hOff;
-                        for (int d = 0; d < dim; d++) {
-                            out[dst + d] = heads[r * dim + d] * inv;
-                        }
-                    }
-                });
+                long c1 = clocked ? System.nanoTime() : 0L;
+                for (int i = 0; i < valid; i++) {
+                    sums[i] = expInPlace(scores, i * nPad, n);
+                }
+                long c2 = clocked ? System.nanoTime() : 0L;
+                int vBase = h * vPerHead;
+                for (int dp = 0; dp < dimPanels; dp++) {
+                    RegisterTile.multiply(scores, 0, nPad, n, values, vBase + dp * P * n, o, dp * P, dimPad);
+                }
+                for (int i = 0; i < valid; i++) {
+                    scaleInto(o, i * dimPad, 1f / sums[i], out, (start + q0 + i) * outWidth + h * dim, dim);
+                }
+                if (clocked) {
+                    long c3 = System.nanoTime();
+                    scoreNs += c1 - c0;
+                    softmaxNs += c2 - c1;
+                    sumNs += c3 - c2;
+                }
+            }
+            if (clocked) {
+                StageClock.add("attention.scores (thread sum)", scoreNs);
+                StageClock.add("attention.softmax (thread sum)", softmaxNs);
+                StageClock.add("attention.weighted sum (thread sum)", sumNs);
+            }
+        });
+        lap("attention.scores, softmax, sum", t);
+    }
+
+    /** Head {@code h}'s keys as panels of {@link #P} keys: {@code dst[off + p * P * dim + d * P + j] = k[p * P + j][d]}, zeros past n. */
+    private static void packKeys(float[] x, Layout layout, int start, int n, int h, float[] dst, int off) {
+        int dim = layout.headDim();
+        int kOff = layout.kOffset() + h * dim;
+        int stride = layout.rowStride();
+        for (int s = 0; s < n; s++) {
+            int row = (start + s) * stride + kOff;
+            int base = off + (s / P) * P * dim + s % P;
+            for (int d = 0; d < dim; d++) {
+                dst[base + d * P] = x[row + d];
+            }
+        }
+        // the padding keys stay zero: the array is fresh
+    }
+
+    /** Head {@code h}'s values as panels of {@link #P} dimensions: {@code dst[off + dp * P * n + s * P + j] = v[s][dp * P + j]}, zeros past dim. */
+    private static void packValues(float[] x, Layout layout, int start, int n, int h, float[] dst, int off) {
+        int dim = layout.headDim();
+        int vOff = layout.vOffset() + h * dim;
+        int stride = layout.rowStride();
+        for (int s = 0; s < n; s++) {
+            int row = (start + s) * stride + vOff;
+            for (int d0 = 0; d0 < dim; d0 += P) {
+                System.arraycopy(x, row + d0, dst, off + (d0 / P) * P * n + s * P, Math.min(P, dim - d0));
             }
         }
     }
 
-    /** {@code a[off .. off+n)} scaled, then replaced by {@code exp(a - max)}; returns their sum (the softmax's divisor). */
-    private static float expInPlace(float[] a, int off, int n, float scale) {
-        float max = Float.NEGATIVE_INFINITY;
-        for (int j = off; j < off + n; j++) {
-            a[j] *= scale;
-            max = Math.max(max, a[j]);
+    /** {@code dst[dOff + i] = src[sOff + i] * f} for {@code i < len}. */
+    private static void scaleInto(float[] src, int sOff, float f, float[] dst, int dOff, int len) {
+        int i = 0;
+        for (; i + L <= len; i += L) {
+            FloatVector.fromArray(F, src, sOff + i).mul(f).intoArray(dst, dOff + i);
+        }
+        for (; i < len; i++) {
+            dst[dOff + i] = src[sOff + i] * f;
+        }
+    }
+
+    private static long lap(String stage, long t0) {
+        if (t0 == 0L) {
+            return 0L;
+        }
+        long now = System.nanoTime();
+        StageClock.add(stage, now - t0);
+        return now;
+    }
+
+    /** {@code a[off .. off+n)} replaced by {@code exp(a - max)}; returns their sum (the softmax's divisor). */
+    static float expInPlace(float[] a, int off, int n) {
+        FloatVector maxes = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+        int j = 0;
+        for (; j + L <= n; j += L) {
+            maxes = maxes.max(FloatVector.fromArray(F, a, off + j));
+        }
+        float max = maxes.reduceLanes(VectorOperators.MAX);
+        for (; j < n; j++) {
+            max = Math.max(max, a[off + j]);
         }
         FloatVector sums = FloatVector.zero(F);
-        int j = 0;
+        j = 0;
         for (; j + L <= n; j += L) {
             FloatVector e = FloatVector.fromArray(F, a, off + j).sub(max).lanewise(VectorOperators.EXP);
             e.intoArray(a, off + j);

@@ -4,9 +4,13 @@ import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.BidirectionalAttention;
 import dev.edgelm.tensor.PackedGemm;
 import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.StageClock;
 import dev.edgelm.tensor.VectorMath;
 import dev.edgelm.util.EdgeLmException;
 import java.util.List;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Qwen3.5's vision tower: pixel patches in, image-token embeddings (the text model's width) out.
@@ -36,6 +40,9 @@ public final class VisionEncoder {
 
         default void block(int index, float[] x, int patches) {}
     }
+
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final int L = F.length();
 
     private final VisionConfig c;
     private final VisionWeights w;
@@ -80,6 +87,7 @@ public final class VisionEncoder {
         }
         int h = c.hidden();
         Activations in = new Activations();
+        long t0 = StageClock.start();
         float[] x = new float[n * h];
         linear(w.patchEmbed(), in.set(pixels, n, pd), x);
         if (trace != null) {
@@ -104,6 +112,7 @@ public final class VisionEncoder {
             }
         });
 
+        t0 = lap("vision.embeddings", t0);
         float[] normed = new float[n * h];
         float[] qkv = new float[n * 3 * h];
         float[] core = new float[n * h];
@@ -113,26 +122,39 @@ public final class VisionEncoder {
         float scale = (float) (1.0 / Math.sqrt(c.headDim()));
         for (int b = 0; b < w.blocks().length; b++) {
             VisionWeights.Block block = w.blocks()[b];
+            long t = StageClock.start();
             layerNorm(x, n, block.norm1(), normed);
-            linear(block.qkv(), in.set(normed, n, h), qkv);
-            rotate(qkv, n, cos, sin);
+            t = lap("vision.layernorm", t);
+            matmul(block.qkv(), in.set(normed, n, h), qkv);
+            t = lap("vision.qkv", t);
+            biasAndRotate(qkv, block.qkv().bias(), n, cos, sin);
+            t = lap("vision.qkv bias, rotary", t);
             int start = 0;
             for (PatchGrid g : grids) {
                 BidirectionalAttention.attend(pool, qkv, layout, start, g.patches(), scale, core);
                 start += g.patches();
             }
-            linear(block.proj(), in.set(core, n, h), mixed);
-            addRows(mixed, x, n, h);
+            t = lap("vision.attention", t);
+            matmul(block.proj(), in.set(core, n, h), mixed);
+            t = lap("vision.proj", t);
+            addBiasedRows(mixed, block.proj().bias(), x, n);
+            t = lap("vision.bias, residual", t);
             layerNorm(x, n, block.norm2(), normed);
-            linear(block.fc1(), in.set(normed, n, h), up);
-            gelu(up, n, c.intermediate(), false);
-            linear(block.fc2(), in.set(up, n, c.intermediate()), mixed);
-            addRows(mixed, x, n, h);
+            t = lap("vision.layernorm", t);
+            matmul(block.fc1(), in.set(normed, n, h), up);
+            t = lap("vision.mlp.up", t);
+            biasAndGelu(up, block.fc1().bias(), n);
+            t = lap("vision.bias, gelu", t);
+            matmul(block.fc2(), in.set(up, n, c.intermediate()), mixed);
+            t = lap("vision.mlp.down", t);
+            addBiasedRows(mixed, block.fc2().bias(), x, n);
+            lap("vision.bias, residual", t);
             if (trace != null) {
                 trace.block(b, x, n);
             }
         }
         // The merger: LayerNorm per patch, then each merge block's rows (consecutive) as one row.
+        long tm = StageClock.start();
         layerNorm(x, n, w.mergerNorm(), normed);
         int tokens = n / c.mergeArea();
         int merged = h * c.mergeArea();
@@ -141,12 +163,58 @@ public final class VisionEncoder {
         gelu(hiddenOut, tokens, merged, true);
         float[] out = new float[tokens * c.outHidden()];
         linear(w.mergerFc2(), in.set(hiddenOut, tokens, merged), out);
+        StageClock.stop("vision.merger", tm);
         return out;
+    }
+
+    /** Adds the time since {@code t0} to {@code stage} and returns the new start (0 when the clocks are off). */
+    private static long lap(String stage, long t0) {
+        if (t0 == 0L) {
+            return 0L;
+        }
+        long now = System.nanoTime();
+        StageClock.add(stage, now - t0);
+        return now;
+    }
+
+    /** {@code out = in W^T}, the bias left to the pass that follows (fused with it: one pass over the rows less). */
+    private void matmul(VisionWeights.Linear l, Activations in, float[] out) {
+        PackedGemm.matmul(pool, l.weight(), in, out);
+    }
+
+    /** {@code x[r] += (out[r] + bias)} per row: the bias and the residual in one pass (same sums as two). */
+    private void addBiasedRows(float[] out, float[] bias, float[] x, int n) {
+        int width = bias.length;
+        pool.forRange(n, 1, 2L * n * width, (r0, r1) -> {
+            for (int r = r0; r < r1; r++) {
+                int o = r * width;
+                int j = 0;
+                for (; j + L <= width; j += L) {
+                    FloatVector m = FloatVector.fromArray(F, out, o + j).add(FloatVector.fromArray(F, bias, j));
+                    FloatVector.fromArray(F, x, o + j).add(m).intoArray(x, o + j);
+                }
+                for (; j < width; j++) {
+                    x[o + j] += out[o + j] + bias[j];
+                }
+            }
+        });
+    }
+
+    /** The tanh-GELU of {@code up[r] + bias} in place, row by row (the bias and the GELU in one pass). */
+    private void biasAndGelu(float[] up, float[] bias, int n) {
+        int width = bias.length;
+        pool.forRange(n, 1, 16L * n * width, (r0, r1) -> {
+            for (int r = r0; r < r1; r++) {
+                VectorMath.add(bias, 0, up, r * width, width);
+                Gelu.tanhInPlace(up, r * width, (r + 1) * width);
+            }
+        });
     }
 
     /** {@code out = in W^T + b}. */
     private void linear(VisionWeights.Linear l, Activations in, float[] out) {
         PackedGemm.matmul(pool, l.weight(), in, out);
+        long t = StageClock.start();
         int rows = in.tokens();
         int width = l.out();
         float[] bias = l.bias();
@@ -155,6 +223,7 @@ public final class VisionEncoder {
                 VectorMath.add(bias, 0, out, r * width, width);
             }
         });
+        StageClock.stop("vision.bias (in the linears)", t);
     }
 
     private void addRows(float[] from, float[] into, int n, int width) {
@@ -170,18 +239,33 @@ public final class VisionEncoder {
         pool.forRange(n, 1, 4L * n * width, (r0, r1) -> {
             for (int r = r0; r < r1; r++) {
                 int o = r * width;
-                double sum = 0;
-                for (int i = 0; i < width; i++) {
+                // float vector sums (the reference's float32 arithmetic; the scalar loops in double took 1 % of an encode)
+                FloatVector acc = FloatVector.zero(F);
+                int i = 0;
+                for (; i + L <= width; i += L) {
+                    acc = acc.add(FloatVector.fromArray(F, x, o + i));
+                }
+                double sum = acc.reduceLanes(VectorOperators.ADD);
+                for (; i < width; i++) {
                     sum += x[o + i];
                 }
                 float mean = (float) (sum / width);
-                double sq = 0;
-                for (int i = 0; i < width; i++) {
+                acc = FloatVector.zero(F);
+                for (i = 0; i + L <= width; i += L) {
+                    FloatVector d = FloatVector.fromArray(F, x, o + i).sub(mean);
+                    acc = d.fma(d, acc);
+                }
+                double sq = acc.reduceLanes(VectorOperators.ADD);
+                for (; i < width; i++) {
                     float d = x[o + i] - mean;
                     sq += d * d;
                 }
                 float inv = (float) (1.0 / Math.sqrt((float) (sq / width) + eps));
-                for (int i = 0; i < width; i++) {
+                for (i = 0; i + L <= width; i += L) {
+                    FloatVector.fromArray(F, x, o + i).sub(mean).mul(inv).fma(FloatVector.fromArray(F, g, i),
+                            FloatVector.fromArray(F, b, i)).intoArray(out, o + i);
+                }
+                for (; i < width; i++) {
                     out[o + i] = (x[o + i] - mean) * inv * g[i] + b[i];
                 }
             }
@@ -191,20 +275,23 @@ public final class VisionEncoder {
     /** GELU in place: tanh approximation (blocks) or exact erf form (merger). */
     private void gelu(float[] a, int rows, int width, boolean exact) {
         pool.forRange(rows, 1, 16L * rows * width, (r0, r1) -> {
-            for (int i = r0 * width; i < r1 * width; i++) {
-                a[i] = exact ? Gelu.exact(a[i]) : Gelu.tanh(a[i]);
+            if (!exact) {
+                Gelu.tanhInPlace(a, r0 * width, r1 * width);
+                return;
             }
+            Gelu.exactInPlace(a, r0 * width, r1 * width);
         });
     }
 
-    /** 2-D rotary on the q and k heads of each qkv row, rotate-half over the whole head. */
-    private void rotate(float[] qkv, int n, float[] cos, float[] sin) {
+    /** The qkv bias, then 2-D rotary on the q and k heads of each qkv row (rotate-half over the whole head). */
+    private void biasAndRotate(float[] qkv, float[] bias, int n, float[] cos, float[] sin) {
         int h = c.hidden();
         int hd = c.headDim();
         int half = hd / 2;
         int heads = c.heads();
         pool.forRange(n, 1, 8L * n * h, (r0, r1) -> {
             for (int r = r0; r < r1; r++) {
+                VectorMath.add(bias, 0, qkv, r * 3 * h, 3 * h);
                 int a = r * half;
                 for (int part = 0; part < 2; part++) {
                     for (int head = 0; head < heads; head++) {

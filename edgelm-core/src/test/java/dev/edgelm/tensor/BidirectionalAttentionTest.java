@@ -6,7 +6,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The kernel (1100 rows: two query blocks) against a direct float64 evaluation of softmax(q k^T s) v, for odd sizes and head dims. */
+/** The kernel (up to 1100 rows: many items of 6 queries, several key panels, partial last ones) against a direct float64 evaluation of softmax(q k^T s) v, for odd sizes and head dims. */
 class BidirectionalAttentionTest {
 
     @ParameterizedTest
