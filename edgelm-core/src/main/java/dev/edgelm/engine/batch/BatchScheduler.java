@@ -215,6 +215,12 @@ public final class BatchScheduler implements AutoCloseable {
         /** Where prefill chunks end besides the prompt's end (absolute positions, ascending). */
         final int[] cuts;
         final boolean snapshotAtCuts;
+        /**
+         * Admitted while other sequences ran: the request's {@link GenerationRequest#snapshotLater()} offsets are
+         * cuts of its own prefill, snapshotted inline, instead of snapshots deferred to an idle moment that a busy
+         * scheduler may never have (and whose prefill would stall every running sequence when the next turn comes).
+         */
+        boolean laterInline;
         Phase phase = Phase.PREFILL;
         final float[] logits = new float[vocab];
         Sampler sampler;
@@ -316,7 +322,10 @@ public final class BatchScheduler implements AutoCloseable {
 
     private void admit(Generation g) {
         int[] prompt = g.request().prompt();
-        takeDeferredPrefixOf(prompt);
+        boolean busy = !active.isEmpty();
+        if (!busy) {
+            takeDeferredPrefixOf(prompt); // nothing else runs: no sequence waits while these are prefilled
+        }
         SequenceState state = freeStates.isEmpty() ? model.newState(options.contextLength()) : freeStates.poll();
         int cached = 0;
         PrefixCache.Entry hit = cache.enabled() ? cache.longestPrefix(prompt, prompt.length - 1) : null;
@@ -331,7 +340,8 @@ public final class BatchScheduler implements AutoCloseable {
         requests++;
         g.cachedTokens = cached;
         g.admittedAt = System.nanoTime();
-        Slot s = new Slot(g, state, cuts(g.request(), cached), cache.enabled());
+        Slot s = new Slot(g, state, cuts(g.request(), cached, busy), cache.enabled());
+        s.laterInline = busy;
         active.add(s);
         activeCount = active.size();
     }
@@ -342,6 +352,11 @@ public final class BatchScheduler implements AutoCloseable {
      * it resumes, so a resumed prompt is cut exactly where a cold one is.
      */
     private int[] cuts(GenerationRequest r, int from) {
+        return cuts(r, from, false);
+    }
+
+    /** As {@link #cuts(GenerationRequest, int)}; with {@code laterInline} the snapshotLater offsets are cuts too. */
+    private int[] cuts(GenerationRequest r, int from, boolean laterInline) {
         int len = r.prompt().length;
         TreeSet<Integer> at = new TreeSet<>();
         for (int p = options.prefillChunk(); p < len; p += options.prefillChunk()) {
@@ -350,10 +365,12 @@ public final class BatchScheduler implements AutoCloseable {
         for (int p = options.snapshotInterval(); p < len; p += options.snapshotInterval()) {
             at.add(p);
         }
-        if (r.snapshotAt() != null) {
-            for (int p : r.snapshotAt()) {
-                if (p < len) {
-                    at.add(p);
+        for (int[] offsets : laterInline ? new int[][] {r.snapshotAt(), r.snapshotLater()} : new int[][] {r.snapshotAt()}) {
+            if (offsets != null) {
+                for (int p : offsets) {
+                    if (p < len) {
+                        at.add(p);
+                    }
                 }
             }
         }
@@ -419,12 +436,15 @@ public final class BatchScheduler implements AutoCloseable {
         prefillTokens += end - from;
         s.gen.prefilledTokens += end - from;
         s.gen.prefillChunks++;
-        boolean snapshotPoint = last || (cut && isSnapshotPoint(s.gen.request(), end));
+        boolean snapshotPoint = last || (cut && (isSnapshotPoint(s.gen.request(), end)
+                || s.laterInline && contains(s.gen.request().snapshotLater(), end)));
         if (snapshotPoint && cache.wants(s.prompt, end)) {
             keep(s.prompt, end, s.state);
         }
         if (last) {
-            deferSnapshots(s.gen.request(), s.gen.cachedTokens);
+            if (!s.laterInline) {
+                deferSnapshots(s.gen.request(), s.gen.cachedTokens);
+            }
             startGeneration(s);
         }
     }
@@ -533,6 +553,17 @@ public final class BatchScheduler implements AutoCloseable {
             state.reset();
             freeStates.add(state);
         }
+    }
+
+    private static boolean contains(int[] offsets, int at) {
+        if (offsets != null) {
+            for (int o : offsets) {
+                if (o == at) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private boolean isSnapshotPoint(GenerationRequest r, int at) {

@@ -2,6 +2,7 @@ package dev.edgelm.engine.batch;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -119,6 +120,47 @@ class DeferredSnapshotTest {
             }
             assertEquals(0, cold.deferredSnapshots(), "without a cache nothing is kept");
             assertEquals(questions.length - 1, warm.stats().cacheHits());
+        }
+    }
+
+    /**
+     * Turns admitted while another sequence decodes: nothing is deferred (a busy scheduler may never be idle, and
+     * prefilling a deferred snapshot at admission would stall the running sequence), the parting point is a cut
+     * of the turn's own prefill and snapshotted there, so every next turn still prefills only its new tokens.
+     */
+    @Test
+    void turnsAdmittedWhileAnotherSequenceRunsSnapshotInline() {
+        List<Map<String, Object>> messages = new ArrayList<>();
+        String[] questions = {"What is the capital of France?", "And of Germany?", "Name a river there.", "Say goodbye."};
+        GenerationOptions endless = GenerationOptions.builder().maxNewTokens(1900).build(); // no stop token
+        try (BatchScheduler warm = new BatchScheduler(engine, new BatchOptions(2, 2048, 256L << 20, 512));
+             BatchScheduler cold = new BatchScheduler(engine, new BatchOptions(2, 2048, 0, 512))) {
+            Generation background = warm.submit(new GenerationRequest(new int[] {1, 2, 3, 4}, endless, decoder, null));
+            int[] previous = null;
+            for (int turn = 0; turn < questions.length; turn++) {
+                messages.add(Map.of("role", "user", "content", questions[turn]));
+                int[] prompt = format.encodePrompt(messages, null, true, PrefixCacheChatTest.NO_THINKING);
+                int later = boundary(messages, prompt);
+                int[] cuts = previous == null ? null : new int[] {PrefixCacheChatTest.commonPrefix(prompt, previous)};
+                Generation w = warm.submit(new GenerationRequest(prompt, options, decoder, null, cuts, new int[] {later}));
+                GenerationResult rw = w.join();
+                GenerationResult rc = cold.submit(new GenerationRequest(prompt, options, decoder, null, cuts,
+                        new int[] {later})).join();
+                assertFalse(background.isDone(), "the other sequence still runs: this is the busy path");
+                assertArrayEquals(rc.tokens(), rw.tokens(), "turn " + (turn + 1) + ": reply as from scratch");
+                if (turn > 0) {
+                    int shared = PrefixCacheChatTest.commonPrefix(prompt, previous);
+                    assertEquals(shared, w.cachedTokens(), "turn " + (turn + 1) + ": the shared prefix comes from the cache");
+                    assertEquals(prompt.length - shared, w.prefilledTokens(), "turn " + (turn + 1) + ": only the new tokens");
+                }
+                previous = new int[prompt.length + rw.tokens().length];
+                System.arraycopy(prompt, 0, previous, 0, prompt.length);
+                System.arraycopy(rw.tokens(), 0, previous, prompt.length, rw.tokens().length);
+                messages.add(Map.of("role", "assistant", "content", rw.text()));
+            }
+            assertEquals(0, warm.deferredSnapshotTokens(), "nothing prefilled again for a deferred snapshot");
+            background.cancel();
+            background.join();
         }
     }
 
