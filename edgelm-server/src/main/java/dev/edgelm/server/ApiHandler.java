@@ -34,6 +34,8 @@ final class ApiHandler extends Handler.Abstract {
     static final long PING_MILLIS = 30_000;
     static final String FINGERPRINT = "b" + version() + "-edgelm";
 
+    /** The most bytes of a refused body read and dropped so that its 413 reaches the client (see {@link #drain}). */
+    private static final long DRAIN_LIMIT = 16L << 20;
     private final ServerOptions options;
     private final Json json;
     private final byte[] keyDigest;
@@ -183,17 +185,35 @@ final class ApiHandler extends Handler.Abstract {
 
     private ObjectNode body(Request request) throws IOException {
         long declared = request.getLength();
-        if (declared > options.maxBodyBytes()) {
-            throw tooLarge(declared);
-        }
-        byte[] bytes;
         try (InputStream in = Content.Source.asInputStream(request)) {
-            bytes = in.readNBytes(options.maxBodyBytes() + 1);
+            if (declared > options.maxBodyBytes()) {
+                drain(in, declared);
+                throw tooLarge(declared);
+            }
+            byte[] bytes = in.readNBytes(options.maxBodyBytes() + 1);
+            if (bytes.length > options.maxBodyBytes()) {
+                drain(in, Long.MAX_VALUE);
+                throw tooLarge(-1);
+            }
+            return json.parseObject(bytes);
         }
-        if (bytes.length > options.maxBodyBytes()) {
-            throw tooLarge(-1);
+    }
+
+    /**
+     * Reads and drops the rest of a body refused as too large, up to {@link #DRAIN_LIMIT} bytes. A server that closes
+     * the connection with unread bytes in its receive buffer makes the kernel answer with a reset, and the client,
+     * often still sending, loses the 413 that was already on the wire ("received no bytes"); reading the body first
+     * lets the client see the answer. A body beyond the bound is left unread: the connection closes either way.
+     */
+    private static void drain(InputStream in, long declared) throws IOException {
+        if (declared > DRAIN_LIMIT) {
+            return;
         }
-        return json.parseObject(bytes);
+        byte[] sink = new byte[16 << 10];
+        long left = DRAIN_LIMIT;
+        for (int n; left > 0 && (n = in.read(sink, 0, (int) Math.min(sink.length, left))) >= 0; ) {
+            left -= n;
+        }
     }
 
     private ApiException tooLarge(long declared) {
@@ -543,8 +563,8 @@ final class ApiHandler extends Handler.Abstract {
                 response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
             }
             if (e.status() == 413) {
-                // the rest of the body is never read, so the connection cannot carry another request: say so, or a
-                // client that reuses it sends its next request into a socket the server is closing
+                // a body beyond the drain bound is left unread, so the connection cannot carry another request: say
+                // so, or a client that reuses it sends its next request into a socket the server is closing
                 response.getHeaders().put(HttpHeader.CONNECTION, "close");
             }
             send(response, callback, e.status(), errorBody(e));

@@ -114,6 +114,20 @@ class HttpProtocolTest {
         assertTrue(u.get("total_tokens").asInt() <= 128, r.body());
     }
 
+    /**
+     * A refused body reaches its client as a 413 every time, also when the client is still sending: the server
+     * reads the rest before it closes, so the kernel has no unread bytes to answer with a reset.
+     */
+    @Test
+    void oversizeBodiesAlwaysGetTheir413() throws Exception {
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "y".repeat(2 << 20) + "\"}]}";
+        for (int i = 0; i < 12; i++) {
+            error(chat(body), 413, null);
+        }
+        // and the server still answers on the next connection
+        assertEquals(200, server.get("/health").statusCode());
+    }
+
     @Test
     void unknownRoutesAndMethods() throws Exception {
         error(server.get("/v1/nothing"), 404, null);
