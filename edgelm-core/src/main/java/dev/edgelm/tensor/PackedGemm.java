@@ -181,48 +181,6 @@ public final class PackedGemm {
      * {@code xt[xtOff..]}: {@code tmp[i * PANEL + j] = sum over k of w[wOff + i * cols + k] * xt[xtOff + k * PANEL + j]}.
      */
     static void tile(float[] w, int wOff, int cols, float[] xt, int xtOff, float[] tmp) {
-        FloatVector a00 = FloatVector.zero(F), a01 = FloatVector.zero(F);
-        FloatVector a10 = FloatVector.zero(F), a11 = FloatVector.zero(F);
-        FloatVector a20 = FloatVector.zero(F), a21 = FloatVector.zero(F);
-        FloatVector a30 = FloatVector.zero(F), a31 = FloatVector.zero(F);
-        FloatVector a40 = FloatVector.zero(F), a41 = FloatVector.zero(F);
-        FloatVector a50 = FloatVector.zero(F), a51 = FloatVector.zero(F);
-        int c0 = wOff, c1 = c0 + cols, c2 = c1 + cols, c3 = c2 + cols, c4 = c3 + cols, c5 = c4 + cols;
-        for (int k = 0; k < cols; k++) {
-            int xo = xtOff + k * PANEL;
-            FloatVector x0 = FloatVector.fromArray(F, xt, xo);
-            FloatVector x1 = FloatVector.fromArray(F, xt, xo + L);
-            FloatVector b;
-            b = FloatVector.broadcast(F, w[c0 + k]);
-            a00 = b.fma(x0, a00);
-            a01 = b.fma(x1, a01);
-            b = FloatVector.broadcast(F, w[c1 + k]);
-            a10 = b.fma(x0, a10);
-            a11 = b.fma(x1, a11);
-            b = FloatVector.broadcast(F, w[c2 + k]);
-            a20 = b.fma(x0, a20);
-            a21 = b.fma(x1, a21);
-            b = FloatVector.broadcast(F, w[c3 + k]);
-            a30 = b.fma(x0, a30);
-            a31 = b.fma(x1, a31);
-            b = FloatVector.broadcast(F, w[c4 + k]);
-            a40 = b.fma(x0, a40);
-            a41 = b.fma(x1, a41);
-            b = FloatVector.broadcast(F, w[c5 + k]);
-            a50 = b.fma(x0, a50);
-            a51 = b.fma(x1, a51);
-        }
-        a00.intoArray(tmp, 0);
-        a01.intoArray(tmp, L);
-        a10.intoArray(tmp, PANEL);
-        a11.intoArray(tmp, PANEL + L);
-        a20.intoArray(tmp, 2 * PANEL);
-        a21.intoArray(tmp, 2 * PANEL + L);
-        a30.intoArray(tmp, 3 * PANEL);
-        a31.intoArray(tmp, 3 * PANEL + L);
-        a40.intoArray(tmp, 4 * PANEL);
-        a41.intoArray(tmp, 4 * PANEL + L);
-        a50.intoArray(tmp, 5 * PANEL);
-        a51.intoArray(tmp, 5 * PANEL + L);
+        RegisterTile.multiply(w, wOff, cols, cols, xt, xtOff, tmp, 0, PANEL);
     }
 }

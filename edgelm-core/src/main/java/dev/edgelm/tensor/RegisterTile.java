@@ -4,11 +4,11 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * {@link PackedGemm#tile}'s 6 x 2-vector register tile (12 accumulators, 15 vector registers: no spill with AVX2's
- * 16) for callers whose broadcast rows sit at any stride and whose results go straight to their destination, whole
- * vectors at a time: {@code out[outOff + i * outStride + j] = sum over k < depth of w[wOff + i * wStride + k] *
- * xt[xtOff + k * P + j]} for {@code i < 6}, {@code j < P} ({@code P} = {@link FloatGemm#PANEL}). Each result is the
- * same FMA chain over k in order as {@link PackedGemm#tile}.
+ * The 6 x 2-vector register tile (12 accumulators, 15 vector registers: no spill with AVX2's 16) of
+ * {@link PackedGemm#tile} (decoded rows back to back into a scratch tile) and of the vision attention (rows at any
+ * stride, results straight to their destination), whole vectors at a time: {@code out[outOff + i * outStride + j] = sum over k < depth of w[wOff + i * wStride + k] *
+ * xt[xtOff + k * P + j]} for {@code i < 6}, {@code j < P} ({@code P} = {@link FloatGemm#PANEL}): each result one
+ * FMA chain over k in order.
  */
 final class RegisterTile {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
