@@ -90,6 +90,6 @@ public final class Q2_KMatrix extends QuantizedMatrix {
                 }
             }
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 }

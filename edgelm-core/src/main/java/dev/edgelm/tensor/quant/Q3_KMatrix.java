@@ -94,6 +94,6 @@ public final class Q3_KMatrix extends QuantizedMatrix {
                 }
             }
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 }

@@ -134,7 +134,7 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
             }
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 
     /**

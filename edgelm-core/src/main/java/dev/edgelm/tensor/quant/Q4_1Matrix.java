@@ -73,6 +73,6 @@ public final class Q4_1Matrix extends QuantizedMatrix {
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
             offsets += Simd.fp16(data, o + 2) * xSums[b];
         }
-        return acc.reduceLanes(VectorOperators.ADD) + offsets;
+        return Simd.sum(acc) + offsets;
     }
 }

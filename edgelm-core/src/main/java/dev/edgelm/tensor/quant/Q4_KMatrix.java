@@ -117,7 +117,7 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     + (KScales.at(mn, 6) * xSums[k + 6] + KScales.at(mn, 7) * xSums[k + 7]));
             offsets += Simd.fp16(data, o + 2) * m;
         }
-        return accLo.add(accHi).add(accLo2.add(accHi2)).reduceLanes(VectorOperators.ADD) - offsets;
+        return Simd.sum(accLo.add(accHi).add(accLo2.add(accHi2))) - offsets;
     }
 
     /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
@@ -318,8 +318,8 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                 acc3 = hi.fma(sm.rearrange(LANE15), acc3);
             }
         }
-        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD)
-                - accMin.reduceLanes(VectorOperators.ADD, KScales.MIN_LANES);
+        return Simd.sum(acc0.add(acc1).add(acc2.add(acc3)))
+                - Simd.sum(FloatVector.zero(F).blend(accMin, KScales.MIN_LANES));
     }
 
     // 8 lanes: broadcast lane 0 / lane 1, and rotate down by two lanes (lane i takes lane i + 2).

@@ -90,6 +90,6 @@ public final class Q5_0Matrix extends QuantizedMatrix {
             }
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 }

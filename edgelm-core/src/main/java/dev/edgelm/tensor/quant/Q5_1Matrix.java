@@ -92,6 +92,6 @@ public final class Q5_1Matrix extends QuantizedMatrix {
             }
             acc = acc.add(s);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 }

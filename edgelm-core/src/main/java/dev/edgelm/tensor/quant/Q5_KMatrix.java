@@ -104,7 +104,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                 acc = acc.add(s);
             }
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 
     /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
@@ -273,8 +273,8 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                 acc3 = hi.fma(sm.rearrange(LANE15), acc3);
             }
         }
-        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD)
-                - accMin.reduceLanes(VectorOperators.ADD, KScales.MIN_LANES);
+        return Simd.sum(acc0.add(acc1).add(acc2.add(acc3)))
+                - Simd.sum(FloatVector.zero(F).blend(accMin, KScales.MIN_LANES));
     }
 
     // 8 lanes: broadcast lane 0 / lane 1, and rotate down by two lanes (lane i takes lane i + 2).

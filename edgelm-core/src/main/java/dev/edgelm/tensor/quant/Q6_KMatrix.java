@@ -160,7 +160,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 }
             }
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 
     /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
@@ -378,7 +378,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                         .fma(scales.rearrange(LANE15), acc1);
             }
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc0.add(acc1));
     }
 
     // 8 lanes: lanes 0..3 take scale lane 2k, lanes 4..7 lane 2k + 1 (quarter k of a half super-block).

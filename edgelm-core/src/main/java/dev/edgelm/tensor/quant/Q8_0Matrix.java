@@ -79,7 +79,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             }
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 
     /**
@@ -363,7 +363,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             FloatVector s = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 
     /**
@@ -427,10 +427,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             acc2 = s2.fma(d, acc2);
             acc3 = s3.fma(d, acc3);
         }
-        out[0] = acc0.reduceLanes(VectorOperators.ADD);
-        out[1] = acc1.reduceLanes(VectorOperators.ADD);
-        out[2] = acc2.reduceLanes(VectorOperators.ADD);
-        out[3] = acc3.reduceLanes(VectorOperators.ADD);
+        out[0] = Simd.sum(acc0);
+        out[1] = Simd.sum(acc1);
+        out[2] = Simd.sum(acc2);
+        out[3] = Simd.sum(acc3);
     }
 
     /**

@@ -147,9 +147,9 @@ public abstract class QuantizedMatrix extends WeightMatrix {
             for (int c = 0; c < sumRun; c += L) {
                 s = s.add(FloatVector.fromArray(F, x, xOff + k * sumRun + c));
             }
-            // a fixed order at 8 lanes (Simd.sum8): reduceLanes sums in another order interpreted than compiled,
+            // a fixed order (Simd.sum): reduceLanes sums in another order interpreted than compiled,
             // and dotRow, the one-token and the many-token products must agree bit for bit
-            sums[k] = L == 8 ? Simd.sum8(s) : s.reduceLanes(VectorOperators.ADD);
+            sums[k] = Simd.sum(s);
         }
         return sums;
     }

@@ -41,9 +41,11 @@ final class Simd {
      */
     static final boolean K8 = L == 8 && Boolean.parseBoolean(System.getProperty("edgelm.kernels8", "true"));
 
-    private static final VectorShuffle<Float> SWAP4 = L == 8 ? VectorShuffle.fromValues(F, 4, 5, 6, 7, 0, 1, 2, 3) : null;
-    private static final VectorShuffle<Float> SWAP2 = L == 8 ? VectorShuffle.fromValues(F, 2, 3, 0, 1, 6, 7, 4, 5) : null;
-    private static final VectorShuffle<Float> SWAP1 = L == 8 ? VectorShuffle.fromValues(F, 1, 0, 3, 2, 5, 4, 7, 6) : null;
+    // lane i to lane i ^ k: the steps of sum's fixed reduction tree
+    private static final VectorShuffle<Float> SWAP8 = L >= 16 ? VectorShuffle.fromOp(F, i -> i ^ 8) : null;
+    private static final VectorShuffle<Float> SWAP4 = L >= 8 ? VectorShuffle.fromOp(F, i -> i ^ 4) : null;
+    private static final VectorShuffle<Float> SWAP2 = L >= 4 ? VectorShuffle.fromOp(F, i -> i ^ 2) : null;
+    private static final VectorShuffle<Float> SWAP1 = VectorShuffle.fromOp(F, i -> i ^ 1);
 
     /** The fp16 scales of the blocks, as the kernels read them and the quantisers write them. */
     static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -53,15 +55,29 @@ final class Simd {
     private Simd() {}
 
     /**
-     * The sum of an 8-lane vector's lanes in one fixed order, {@code ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7))},
-     * whether the code runs compiled or interpreted ({@code reduceLanes} sums in another order in the
-     * interpreter than in C2's code): the one-token and the many-token kernels end with it, so that their
-     * results agree bit for bit from the first call on.
+     * The sum of a vector's lanes in one fixed order, a tree that adds lane i ^ k to lane i for k = L/2, ..., 2, 1
+     * (at 8 lanes {@code ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7))}), whether the code runs compiled or
+     * interpreted: {@code reduceLanes} sums in another order in the interpreter than in C2's code, so a kernel
+     * interpreted in one call and compiled in the next would give other bits. Every decode kernel ends with it,
+     * so that one-token and many-token products (batched decode) agree bit for bit from the first call on, at
+     * every vector width (AVX2 and AVX-512 alike).
      */
+    static float sum(FloatVector v) {
+        if (L >= 16) {
+            v = v.add(v.rearrange(SWAP8));
+        }
+        if (L >= 8) {
+            v = v.add(v.rearrange(SWAP4));
+        }
+        if (L >= 4) {
+            v = v.add(v.rearrange(SWAP2));
+        }
+        return v.add(v.rearrange(SWAP1)).lane(0);
+    }
+
+    /** {@link #sum} of an 8-lane vector (the written-out AVX2 kernels, {@link #K8}). */
     static float sum8(FloatVector v) {
-        FloatVector a = v.add(v.rearrange(SWAP4));
-        FloatVector b = a.add(a.rearrange(SWAP2));
-        return b.add(b.rearrange(SWAP1)).lane(0);
+        return sum(v);
     }
 
     /**
