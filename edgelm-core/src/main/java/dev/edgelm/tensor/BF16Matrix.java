@@ -61,7 +61,7 @@ public final class BF16Matrix extends WeightMatrix {
         for (; i < bound; i += F.length()) {
             acc = load(data, base + 2L * i).fma(FloatVector.fromArray(F, x, xOff + i), acc);
         }
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = VectorMath.sum(acc);
         for (; i < cols; i++) {
             s += toFloat(data.get(LE_SHORT, base + 2L * i)) * x[xOff + i];
         }

@@ -36,7 +36,7 @@ public final class F32Matrix extends WeightMatrix {
             FloatVector w = FloatVector.fromMemorySegment(F, data, base + 4L * i, ByteOrder.LITTLE_ENDIAN);
             acc = w.fma(FloatVector.fromArray(F, x, xOff + i), acc);
         }
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = VectorMath.sum(acc);
         for (; i < cols; i++) {
             s += data.get(LE_FLOAT, base + 4L * i) * x[xOff + i];
         }

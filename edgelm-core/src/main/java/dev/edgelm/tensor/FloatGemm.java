@@ -278,7 +278,7 @@ public final class FloatGemm {
     }
 
     private static float sum(FloatVector v) {
-        return v.reduceLanes(VectorOperators.ADD);
+        return VectorMath.sum(v);
     }
 
     private static float tail(float[] w, int wOff, float[] x, int xOff, int k, int cols) {

@@ -2,13 +2,44 @@ package dev.edgelm.tensor;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /** Float32 vector primitives over heap arrays, used by the model's non-matmul math. */
 public final class VectorMath {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
 
+    private static final int L = F.length();
+    // lane i to lane i ^ k: the steps of sum's fixed reduction tree
+    private static final VectorShuffle<Float> SWAP8 = L >= 16 ? VectorShuffle.fromOp(F, i -> i ^ 8) : null;
+    private static final VectorShuffle<Float> SWAP4 = L >= 8 ? VectorShuffle.fromOp(F, i -> i ^ 4) : null;
+    private static final VectorShuffle<Float> SWAP2 = L >= 4 ? VectorShuffle.fromOp(F, i -> i ^ 2) : null;
+    private static final VectorShuffle<Float> SWAP1 = VectorShuffle.fromOp(F, i -> i ^ 1);
+
     private VectorMath() {}
+
+    /**
+     * The sum of a preferred-width vector's lanes in one fixed order (lane i ^ k added to lane i for k = L/2, ...,
+     * 1), whether the code runs compiled or interpreted: {@code reduceLanes} sums in another order in the
+     * interpreter than in C2's code, so a product computed once interpreted and once compiled (a one-token and a
+     * batched call of the same kernel) would differ in the last bits. The block kernels keep their own copy
+     * ({@code quant.Simd.sum}) for their own, possibly forced, width.
+     */
+    public static float sum(FloatVector v) {
+        if (L > 16) {
+            return v.reduceLanes(VectorOperators.ADD); // no preferred float shape is this wide on x86 or ARM
+        }
+        if (L >= 16) {
+            v = v.add(v.rearrange(SWAP8));
+        }
+        if (L >= 8) {
+            v = v.add(v.rearrange(SWAP4));
+        }
+        if (L >= 4) {
+            v = v.add(v.rearrange(SWAP2));
+        }
+        return v.add(v.rearrange(SWAP1)).lane(0);
+    }
 
     public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
         int i = 0;
@@ -17,7 +48,7 @@ public final class VectorMath {
         for (; i < bound; i += F.length()) {
             acc = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc);
         }
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = sum(acc);
         for (; i < n; i++) {
             s += a[aOff + i] * b[bOff + i];
         }
