@@ -411,6 +411,7 @@ final class RunCommand implements Callable<Integer> {
             }
             body.put("max_tokens", maxTokens);
         }
+        sampling(GenerationOptions.builder()); // refused here as a local run refuses it, before anything is sent
         if (temperature != null) {
             body.put("temperature", temperature);
         }
@@ -463,6 +464,31 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * The sampling options into {@code b}, each checked as the engine checks it (a finite temperature >= 0, top-p in
+     * (0, 1], ...); a value out of range fails naming the option. The same check runs before a request goes to a
+     * server, so {@code --server} refuses what a local run refuses.
+     */
+    private void sampling(GenerationOptions.Builder b) {
+        set("--temperature", temperature, b::temperature);
+        set("--top-k", topK, b::topK);
+        set("--top-p", topP, b::topP);
+        set("--min-p", minP, b::minP);
+        set("--repeat-penalty", repeatPenalty, b::repetitionPenalty);
+        set("--presence-penalty", presencePenalty, b::presencePenalty);
+        set("--frequency-penalty", frequencyPenalty, b::frequencyPenalty);
+    }
+
+    private static <T> void set(String option, T value, java.util.function.Consumer<T> setter) {
+        if (value != null) {
+            try {
+                setter.accept(value);
+            } catch (EdgeLmException e) {
+                throw new EdgeLmException(option + ": " + e.getMessage());
+            }
+        }
+    }
+
     private GenerationOptions generationOptions(Engine engine) {
         GenerationOptions.Builder b = engine.defaultGenerationOptions();
         if (maxTokens != null) {
@@ -471,27 +497,7 @@ final class RunCommand implements Callable<Integer> {
             }
             b.maxNewTokens(maxTokens);
         }
-        if (temperature != null) {
-            b.temperature(temperature);
-        }
-        if (topK != null) {
-            b.topK(topK);
-        }
-        if (topP != null) {
-            b.topP(topP);
-        }
-        if (minP != null) {
-            b.minP(minP);
-        }
-        if (repeatPenalty != null) {
-            b.repetitionPenalty(repeatPenalty);
-        }
-        if (presencePenalty != null) {
-            b.presencePenalty(presencePenalty);
-        }
-        if (frequencyPenalty != null) {
-            b.frequencyPenalty(frequencyPenalty);
-        }
+        sampling(b);
         if (stop != null && !stop.isEmpty()) {
             b.stopStrings(stop);
         }

@@ -129,4 +129,29 @@ class LauncherTest {
         assertTrue(new String(Files.readAllBytes(Path.of("bin/edgelm.cmd")), StandardCharsets.UTF_8)
                 .contains("--add-modules jdk.incubator.vector"), "the Windows launcher passes the flag too");
     }
+
+    /**
+     * A broken JDK is skipped and named, never trusted on its release file alone nor a silent exit of the
+     * launcher (a java that fails made {@code set -e} end bin/edgelm without a word).
+     */
+    @Test
+    void aBrokenJdkIsNamedNotTrustedOrASilentExit(@TempDir Path tmp) throws Exception {
+        Path noJava = Files.createDirectories(tmp.resolve("no-java/bin"));
+        Files.writeString(noJava.getParent().resolve("release"), "JAVA_VERSION=\"25\"\n");
+        Path dirJava = Files.createDirectories(tmp.resolve("dir-java/bin/java"));
+        Files.writeString(dirJava.getParent().getParent().resolve("release"), "JAVA_VERSION=\"25.0.1\"\n");
+        Path failing = Files.createDirectories(tmp.resolve("failing/bin")).resolve("java");
+        Files.writeString(failing, "#!/bin/sh\nexit 3\n");
+        assertTrue(failing.toFile().setExecutable(true));
+        String[][] cases = {{noJava.getParent().toString(), "(no bin/java)"},
+            {dirJava.getParent().getParent().toString(), "(bin/java is not an executable file)"},
+            {failing.getParent().getParent().toString(), "(bin/java gave no version"}};
+        for (String[] c : cases) {
+            Result r = exec(Map.of("JAVA_HOME", c[0], "EDGELM_JDK_SEARCH", "/nonexistent", "PATH", "/nonexistent:/usr/bin:/bin"),
+                    dist.resolve("bin/edgelm").toString(), "--version");
+            assertEquals(1, r.code(), c[0] + ": " + r.out() + r.err());
+            assertTrue(r.err().contains("needs a JDK 25"), c[0] + ": " + r.err());
+            assertTrue(r.err().contains(c[0] + " " + c[1]), c[0] + " named: " + r.err());
+        }
+    }
 }

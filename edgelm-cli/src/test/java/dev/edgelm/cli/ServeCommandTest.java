@@ -1,6 +1,7 @@
 package dev.edgelm.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.edgelm.chat.TinyChat;
@@ -39,6 +40,30 @@ class ServeCommandTest {
         }
         CliRunner down = CliRunner.run("run", "--server", "http://127.0.0.1:1", "--prompt", "hi");
         assertEquals(1, down.exitCode());
-        assertTrue(down.err().contains("cannot connect"), down.err());
+        assertTrue(down.err().contains("cannot connect to http://127.0.0.1:1: connection refused"), down.err());
+    }
+
+    @Test
+    void anUnknownServerHostIsNamedWithTheReason() {
+        CliRunner r = CliRunner.run("run", "--server", "http://nosuchhost.invalid:8080", "--prompt", "hi");
+        assertEquals(1, r.exitCode());
+        assertTrue(r.err().contains("cannot connect to http://nosuchhost.invalid:8080: unknown host 'nosuchhost.invalid'"), r.err());
+        assertFalse(r.err().contains("\tat "), "no stack trace: " + r.err());
+    }
+
+    /** What a local run refuses is refused before it goes to a server: one line naming the option, no stack trace. */
+    @Test
+    void samplingOptionsForAServerAreCheckedAsLocally() {
+        String[][] bad = {{"--temperature", "NaN"}, {"--temperature", "-1"}, {"--temperature", "Infinity"},
+            {"--top-p", "0"}, {"--top-p", "NaN"}, {"--min-p", "2"}, {"--top-k", "-1"}, {"--repeat-penalty", "0"},
+            {"--presence-penalty", "-Infinity"}, {"--frequency-penalty", "NaN"}};
+        for (String[] option : bad) {
+            CliRunner r = CliRunner.run("run", "--server", "http://127.0.0.1:1", "--prompt", "hi", option[0], option[1]);
+            String what = String.join(" ", option) + ": " + r.err();
+            assertEquals(1, r.exitCode(), what);
+            assertTrue(r.err().contains(option[0] + ": "), what);
+            assertFalse(r.err().contains("Exception") || r.err().contains("\tat "), "no stack trace: " + what);
+            assertFalse(r.err().contains("cannot connect"), "refused before anything is sent: " + what);
+        }
     }
 }

@@ -14,6 +14,9 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.URL;
@@ -27,14 +30,38 @@ import java.util.function.Consumer;
  * {@link HttpURLConnection} rather than {@code java.net.http.HttpClient} or an SDK: one SSE stream needs no
  * more, and a fresh {@code edgelm run --server} process reaches its request sooner (the {@code HttpClient}
  * loads and initialises the TLS stack and its asynchronous machinery even for {@code http://}, a few hundred
- * milliseconds of a one-shot prompt's first token on a fresh JVM). Safe to use from several threads at once.
+ * milliseconds of a one-shot prompt's first token on a fresh JVM). Safe to use from several threads at once:
+ * each {@link #chat} keeps its own state, and {@link #cancel} (from any thread) stops every chat under way.
  */
 public final class ChatClient {
     private static final int CONNECT_TIMEOUT_MS = 10_000;
     private final URL endpoint;
+    private final String server;
     private final String apiKey;
-    private volatile Thread reader;
-    private volatile boolean cancelled;
+    /** The chats under way, for {@link #cancel}. */
+    private final java.util.Set<Call> calls = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * One chat: whether it was cancelled and the virtual thread that reads its stream. {@link #cancel} and the end
+     * of the chat hold its lock, so that no interrupt of a cancel arrives once the chat has let its reader go.
+     */
+    private static final class Call {
+        private volatile boolean cancelled;
+        private Thread reader;
+
+        synchronized void cancel() {
+            cancelled = true;
+            if (reader != null) {
+                // the stream's close() waits for a read under way; interrupting the virtual thread that reads closes
+                // its socket at once (blocking socket I/O of a virtual thread is interruptible)
+                reader.interrupt();
+            }
+        }
+
+        synchronized void reader(Thread t) {
+            reader = t;
+        }
+    }
 
     /**
      * What one request gave. Times are in seconds from sending the request: {@code firstTokenSeconds} at the
@@ -70,21 +97,18 @@ public final class ChatClient {
         } catch (java.net.MalformedURLException | IllegalArgumentException e) {
             throw new EdgeLmException("not a server URL: " + baseUrl);
         }
+        this.server = baseUrl;
         this.apiKey = apiKey;
     }
 
     /**
-     * Stops the chat under way (any thread, e.g. a Ctrl+C handler): the stream is closed, so the server stops
-     * generating within a token, and {@link #chat} returns what came so far with the finish reason
-     * {@code "cancelled"}.
+     * Stops the chats under way (any thread, e.g. a Ctrl+C handler): their streams are closed, so the server stops
+     * generating within a token, and each {@link #chat} returns what came so far with the finish reason
+     * {@code "cancelled"}. A chat that starts after this call is not affected.
      */
     public void cancel() {
-        cancelled = true;
-        Thread t = reader;
-        if (t != null) {
-            // the stream's close() waits for a read under way; interrupting the virtual thread that reads closes
-            // its socket at once (blocking socket I/O of a virtual thread is interruptible)
-            t.interrupt();
+        for (Call c : calls) {
+            c.cancel();
         }
     }
 
@@ -93,58 +117,67 @@ public final class ChatClient {
      * Fails with an {@link EdgeLmException} carrying the server's error message.
      */
     public Result chat(ObjectNode request, Consumer<String> onContent, Consumer<String> onReasoning) {
-        cancelled = false;
-        if (Thread.currentThread().isVirtual()) {
-            reader = Thread.currentThread();
-            try {
-                return stream(request, onContent, onReasoning);
-            } finally {
-                reader = null;
-                if (cancelled) {
-                    Thread.interrupted(); // the interrupt was cancel()'s, not the caller's
+        Call call = new Call();
+        calls.add(call);
+        try {
+            if (Thread.currentThread().isVirtual()) {
+                call.reader(Thread.currentThread());
+                try {
+                    return stream(call, request, onContent, onReasoning);
+                } finally {
+                    call.reader(null); // from here on no cancel() interrupts this thread
+                    if (call.cancelled) {
+                        Thread.interrupted(); // the interrupt was cancel()'s, not the caller's
+                    }
                 }
             }
-        }
-        // on a virtual thread of its own, so that cancel() can break a blocked read (see there)
-        Result[] result = new Result[1];
-        RuntimeException[] failure = new RuntimeException[1];
-        Thread t = Thread.ofVirtual().name("edgelm-chat-client").unstarted(() -> {
-            try {
-                result[0] = stream(request, onContent, onReasoning);
-            } catch (RuntimeException e) {
-                failure[0] = e;
+            // on a virtual thread of its own, so that cancel() can break a blocked read (see there)
+            Result[] result = new Result[1];
+            RuntimeException[] failure = new RuntimeException[1];
+            Thread t = Thread.ofVirtual().name("edgelm-chat-client").unstarted(() -> {
+                try {
+                    result[0] = stream(call, request, onContent, onReasoning);
+                } catch (RuntimeException e) {
+                    failure[0] = e;
+                }
+            });
+            call.reader(t);
+            t.start();
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    call.cancel();
+                }
             }
-        });
-        reader = t;
-        t.start();
-        boolean interrupted = false;
-        while (true) {
-            try {
-                t.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-                cancel();
+            call.reader(null);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
+            if (failure[0] != null) {
+                throw failure[0];
+            }
+            return result[0];
+        } finally {
+            calls.remove(call);
         }
-        reader = null;
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        if (failure[0] != null) {
-            throw failure[0];
-        }
-        return result[0];
     }
 
-    private Result stream(ObjectNode request, Consumer<String> onContent, Consumer<String> onReasoning) {
+    private Result stream(Call call, ObjectNode request, Consumer<String> onContent, Consumer<String> onReasoning) {
         ObjectNode body = request.deepCopy();
         body.put("stream", true);
         body.putObject("stream_options").put("include_usage", true);
         byte[] bytes = write(body);
         long start = System.nanoTime();
+        if (call.cancelled) {
+            return new Result("", "", "cancelled", 0, 0, 0, 0, 0, null);
+        }
         HttpURLConnection connection;
         int status;
+        boolean connected = false;
         try {
             connection = (HttpURLConnection) endpoint.openConnection();
             connection.setConnectTimeout(CONNECT_TIMEOUT_MS);
@@ -157,17 +190,20 @@ public final class ChatClient {
             if (apiKey != null) {
                 connection.setRequestProperty("Authorization", "Bearer " + apiKey);
             }
+            connection.connect();
+            connected = true;
             try (OutputStream out = connection.getOutputStream()) {
                 out.write(bytes);
             }
             status = connection.getResponseCode();
-        } catch (ConnectException e) {
-            throw new EdgeLmException("cannot connect to " + endpoint + ": is 'edgelm serve' running there?");
         } catch (IOException e) {
-            if (cancelled) {
+            if (call.cancelled) {
                 return new Result("", "", "cancelled", 0, 0, 0, 0, (System.nanoTime() - start) / 1e9, null);
             }
-            throw new EdgeLmException(endpoint + ": " + e.getMessage());
+            if (!connected) {
+                throw new EdgeLmException("cannot connect to " + server + ": " + whyUnreachable(e));
+            }
+            throw new EdgeLmException(server + ": the request failed: " + describe(e));
         }
         StringBuilder content = new StringBuilder();
         StringBuilder reasoning = new StringBuilder();
@@ -192,7 +228,7 @@ public final class ChatClient {
                 throw new EdgeLmException("the server answered " + status + ": " + errorMessage(text));
             }
             String line;
-            while (!cancelled && (line = in.readLine()) != null) {
+            while (!call.cancelled && (line = in.readLine()) != null) {
                 if (!line.startsWith("data: ")) {
                     continue;
                 }
@@ -238,21 +274,43 @@ public final class ChatClient {
                 }
             }
         } catch (IOException e) {
-            if (!cancelled) {
+            if (!call.cancelled) {
                 throw new EdgeLmException(endpoint + ": the stream broke: " + e.getMessage());
             }
             finish = "cancelled";
         } finally {
-            if (cancelled) {
+            if (call.cancelled) {
                 connection.disconnect(); // a stream left unread cannot go back to the keep-alive pool
             }
         }
-        if (cancelled) {
+        if (call.cancelled) {
             finish = "cancelled";
         }
         long end = System.nanoTime();
         return new Result(content.toString(), reasoning.toString(), finish, prompt, cached, completion,
                 ((first == 0 ? end : first) - start) / 1e9, (end - start) / 1e9, timings);
+    }
+
+    /** Why a connection to the server could not be made, in words (the exception's own message is often a bare host). */
+    private String whyUnreachable(IOException e) {
+        if (e instanceof UnknownHostException) {
+            return "unknown host '" + endpoint.getHost() + "' (no such name, or no name service reachable)";
+        }
+        if (e instanceof NoRouteToHostException) {
+            return "no route to host " + endpoint.getHost();
+        }
+        if (e instanceof SocketTimeoutException) {
+            return "no answer within " + CONNECT_TIMEOUT_MS / 1000 + " s (connection timed out)";
+        }
+        if (e instanceof ConnectException) {
+            String m = e.getMessage() == null ? "" : e.getMessage().toLowerCase(java.util.Locale.ROOT);
+            return (m.contains("refused") ? "connection refused" : describe(e)) + " (is 'edgelm serve' running there?)";
+        }
+        return describe(e);
+    }
+
+    private static String describe(IOException e) {
+        return e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName() : e.getMessage();
     }
 
     // The request and the chunks go through jackson-core's streaming parser and generator and the tree classes,
@@ -292,6 +350,14 @@ public final class ChatClient {
             case NUMBER -> {
                 if (node.isIntegralNumber()) {
                     g.writeNumber(node.bigIntegerValue());
+                } else if (node.isFloat() || node.isDouble()) {
+                    // the shortest decimal of the float or double (Float.toString / Double.toString): 0.7f goes out
+                    // as 0.7, not as the widened double's 0.699999988079071; JSON has no NaN or infinity
+                    double d = node.doubleValue();
+                    if (!Double.isFinite(d)) {
+                        throw new EdgeLmException("cannot send " + d + " in JSON: not a finite number");
+                    }
+                    g.writeNumber(node.isFloat() ? Float.toString(node.floatValue()) : Double.toString(d));
                 } else {
                     g.writeNumber(node.decimalValue());
                 }

@@ -1,9 +1,15 @@
 package dev.edgelm.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.edgelm.util.EdgeLmException;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /** The client's JSON (jackson-core's streaming API, no ObjectMapper) reads and writes what an ObjectMapper does. */
@@ -29,5 +35,23 @@ class ChatClientJsonTest {
                 + "\"stop\":[\"a\",\"\\u0000\"],\"messages\":[{\"role\":\"user\",\"content\":\"Hi \\ud83d\\ude00\"}],"
                 + "\"chat_template_kwargs\":{\"enable_thinking\":false},\"x\":null}");
         assertEquals(request, MAPPER.readTree(ChatClient.write(request)));
+    }
+
+    /** A float option goes out as the decimal the user typed (its shortest decimal), not widened to a double's digits. */
+    @Test
+    void floatsGoOutAsTheirShortestDecimal() {
+        ObjectNode body = JsonNodeFactory.instance.objectNode().put("temperature", 0.7f).put("top_p", 0.95f)
+                .put("min_p", 1e-5f).put("repeat_penalty", 1.1).put("frequency_penalty", -0.3f);
+        assertEquals("{\"temperature\":0.7,\"top_p\":0.95,\"min_p\":1.0E-5,\"repeat_penalty\":1.1,\"frequency_penalty\":-0.3}",
+                new String(ChatClient.write(body), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aNonFiniteNumberIsRefusedNotThrownAsAJacksonError() {
+        for (float f : new float[] {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY}) {
+            ObjectNode body = JsonNodeFactory.instance.objectNode().put("temperature", f);
+            EdgeLmException e = assertThrows(EdgeLmException.class, () -> ChatClient.write(body));
+            assertTrue(e.getMessage().contains("not a finite number"), e.getMessage());
+        }
     }
 }

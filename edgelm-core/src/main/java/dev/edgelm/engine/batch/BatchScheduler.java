@@ -52,6 +52,8 @@ public final class BatchScheduler implements AutoCloseable {
     private final PrefixCache cache;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition work = lock.newCondition();
+    /** Signalled when a deferred snapshot has been taken and when the scheduler closes. */
+    private final Condition snapshotTaken = lock.newCondition();
     private final ArrayDeque<Generation> queue = new ArrayDeque<>();
     private final List<Slot> active = new ArrayList<>();
     private final ArrayDeque<SequenceState> freeStates = new ArrayDeque<>();
@@ -154,6 +156,24 @@ public final class BatchScheduler implements AutoCloseable {
     }
 
     /**
+     * Waits until at least {@code count} deferred snapshots have been taken ({@link #deferredSnapshots()}), the
+     * scheduler closes or {@code timeout} passes; true when the count was reached. Woken by each snapshot taken,
+     * not by polling.
+     */
+    public boolean awaitDeferredSnapshots(long count, java.time.Duration timeout) throws InterruptedException {
+        long left = timeout.toNanos();
+        lock.lock();
+        try {
+            while (deferredSnapshots < count && !closed && left > 0) {
+                left = snapshotTaken.awaitNanos(left);
+            }
+            return deferredSnapshots >= count;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Prompt tokens run through the model to take those snapshots (not in {@link BatchStats#prefillTokens()},
      * which counts the requests' own prefill).
      */
@@ -185,6 +205,7 @@ public final class BatchScheduler implements AutoCloseable {
         try {
             closed = true;
             work.signal();
+            snapshotTaken.signalAll();
         } finally {
             lock.unlock();
         }
@@ -305,6 +326,7 @@ public final class BatchScheduler implements AutoCloseable {
         lock.lock();
         try {
             closed = true;
+            snapshotTaken.signalAll();
             rest = new ArrayList<>(queue);
             queue.clear();
         } finally {
@@ -543,7 +565,13 @@ public final class BatchScheduler implements AutoCloseable {
             }
             if (cache.wants(prompt, d.at)) {
                 keep(prompt, d.at, state);
-                deferredSnapshots++;
+                lock.lock();
+                try {
+                    deferredSnapshots++;
+                    snapshotTaken.signalAll();
+                } finally {
+                    lock.unlock();
+                }
             }
             return true;
         } catch (RuntimeException e) {

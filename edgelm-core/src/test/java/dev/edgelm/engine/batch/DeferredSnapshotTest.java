@@ -14,6 +14,7 @@ import dev.edgelm.engine.TokenDecoder;
 import dev.edgelm.template.ChatFormat;
 import dev.edgelm.tokenizer.IncrementalDecoder;
 import dev.edgelm.util.EdgeLmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -69,16 +70,16 @@ class DeferredSnapshotTest {
     }
 
     @Test
-    void chatTurnsArrivingAtOnceTakeTheSharedPrefixFromASnapshotTakenBeforeTheirAdmission() {
+    void chatTurnsArrivingAtOnceTakeTheSharedPrefixFromASnapshotTakenBeforeTheirAdmission() throws InterruptedException {
         chat(false);
     }
 
     @Test
-    void chatTurnsArrivingLaterFindTheSnapshotTakenWhileTheSchedulerWasIdle() {
+    void chatTurnsArrivingLaterFindTheSnapshotTakenWhileTheSchedulerWasIdle() throws InterruptedException {
         chat(true);
     }
 
-    private void chat(boolean waitForIdleSnapshots) {
+    private void chat(boolean waitForIdleSnapshots) throws InterruptedException {
         List<Map<String, Object>> messages = new ArrayList<>();
         String[] questions = {"What is the capital of France?", "And of Germany?", "Name a river there.",
                 "Tell me a joke.", "Say goodbye."};
@@ -108,10 +109,9 @@ class DeferredSnapshotTest {
                 }
                 if (waitForIdleSnapshots) {
                     long expected = turn + 1;
-                    for (int i = 0; i < 600 && warm.deferredSnapshots() < expected; i++) {
-                        sleep();
-                    }
-                    assertEquals(expected, warm.deferredSnapshots(), "the idle scheduler took the snapshot");
+                    // woken by the snapshot itself; the bound only keeps a broken scheduler from hanging the build
+                    assertTrue(warm.awaitDeferredSnapshots(expected, Duration.ofMinutes(5)), "the idle scheduler took the snapshot");
+                    assertEquals(expected, warm.deferredSnapshots(), "exactly one snapshot per turn");
                 }
                 previous = new int[prompt.length + rw.tokens().length];
                 System.arraycopy(prompt, 0, previous, 0, prompt.length);
@@ -170,15 +170,6 @@ class DeferredSnapshotTest {
             EdgeLmException e = assertThrows(EdgeLmException.class, () -> s.submit(new GenerationRequest(new int[] {1, 2, 3},
                     options, null, null, null, new int[] {4})));
             assertTrue(e.getMessage().contains("snapshotLater offset 4"), e.getMessage());
-        }
-    }
-
-    private static void sleep() {
-        try {
-            Thread.sleep(50);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
         }
     }
 }
