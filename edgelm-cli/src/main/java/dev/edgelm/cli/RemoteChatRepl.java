@@ -123,8 +123,8 @@ final class RemoteChatRepl {
                 return;
             }
             case "temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty" ->
-                    settings.put(key, number(key, value));
-            case "top_k", "seed" -> settings.put(key, (long) number(key, value));
+                    settings.put(key, checked(key, number(key, value)));
+            case "top_k", "seed" -> settings.put(key, (long) checked(key, number(key, value)));
             case "max_tokens", "num_predict" -> {
                 long n = (long) number(key, value);
                 if (n < 1) {
@@ -135,6 +135,29 @@ final class RemoteChatRepl {
             default -> throw new EdgeLmException("/set " + key + ": unknown setting (/help lists them)");
         }
         out.println("(" + key + " = " + value + ")");
+    }
+
+    /** {@code v} when a local run accepts it for {@code key} (the engine's own checks), else an error naming the setting. */
+    private static double checked(String key, double v) {
+        if (!Double.isFinite(v)) {
+            throw new EdgeLmException("/set " + key + ": must be a finite number, got " + v);
+        }
+        dev.edgelm.engine.GenerationOptions.Builder b = dev.edgelm.engine.GenerationOptions.builder();
+        try {
+            switch (key) {
+                case "temperature" -> b.temperature((float) v);
+                case "top_p" -> b.topP((float) v);
+                case "min_p" -> b.minP((float) v);
+                case "repeat_penalty" -> b.repetitionPenalty((float) v);
+                case "presence_penalty" -> b.presencePenalty((float) v);
+                case "frequency_penalty" -> b.frequencyPenalty((float) v);
+                case "top_k" -> b.topK((int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, v)));
+                default -> { }
+            }
+        } catch (EdgeLmException e) {
+            throw new EdgeLmException("/set " + key + ": " + e.getMessage());
+        }
+        return v;
     }
 
     private static double number(String key, String value) {

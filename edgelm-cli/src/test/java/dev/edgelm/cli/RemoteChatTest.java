@@ -87,6 +87,10 @@ class RemoteChatTest {
             assertTrue(after.contains("(stopped)"), after);
             assertTrue(!after.contains(text("turn2_reply").substring(0, 40)), "the reply did not run on: " + after);
 
+            type(keys, "/set temperature NaN\n"); // refused as a local run refuses it, not sent (JSON has no NaN)
+            await(screen, "error: /set temperature: must be a finite number", 1, exit, err);
+            type(keys, "/set top_p 0\n");
+            await(screen, "error: /set top_p: top-p must be in (0, 1]", 1, exit, err);
             type(keys, "/save x.json\n");
             await(screen, "not available with --server", 1, exit, err);
             type(keys, "/bye\n");
