@@ -187,12 +187,16 @@ final class ApiHandler extends Handler.Abstract {
         long declared = request.getLength();
         try (InputStream in = Content.Source.asInputStream(request)) {
             if (declared > options.maxBodyBytes()) {
-                drain(in, declared);
+                // a client that waits for "100 Continue" has sent nothing yet: answer at once, so that it sends
+                // nothing (reading would make the server invite the upload of a body it is about to refuse)
+                if (!request.getHeaders().contains(HttpHeader.EXPECT, "100-continue")) {
+                    drain(in, declared);
+                }
                 throw tooLarge(declared);
             }
             byte[] bytes = in.readNBytes(options.maxBodyBytes() + 1);
             if (bytes.length > options.maxBodyBytes()) {
-                drain(in, Long.MAX_VALUE);
+                drain(in, -1); // a chunked body: its length is unknown
                 throw tooLarge(-1);
             }
             return json.parseObject(bytes);
@@ -203,7 +207,8 @@ final class ApiHandler extends Handler.Abstract {
      * Reads and drops the rest of a body refused as too large, up to {@link #DRAIN_LIMIT} bytes. A server that closes
      * the connection with unread bytes in its receive buffer makes the kernel answer with a reset, and the client,
      * often still sending, loses the 413 that was already on the wire ("received no bytes"); reading the body first
-     * lets the client see the answer. A body beyond the bound is left unread: the connection closes either way.
+     * lets the client see the answer. A body declared beyond the bound is left unread, and a body of unknown length
+     * ({@code declared < 0}, chunked) is read up to the bound: the connection closes either way.
      */
     private static void drain(InputStream in, long declared) throws IOException {
         if (declared > DRAIN_LIMIT) {

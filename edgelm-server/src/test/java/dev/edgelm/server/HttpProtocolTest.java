@@ -7,7 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.edgelm.chat.TinyChat;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -126,6 +134,39 @@ class HttpProtocolTest {
         }
         // and the server still answers on the next connection
         assertEquals(200, server.get("/health").statusCode());
+    }
+
+    /** The same for a body of unknown length (chunked): the server reads past its limit to the drain bound. */
+    @Test
+    void oversizeChunkedBodiesAlwaysGetTheir413() throws Exception {
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "y".repeat(2 << 20) + "\"}]}";
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        for (int i = 0; i < 12; i++) {
+            // fromPublisher without a length: no Content-Length, the client sends the body chunked
+            HttpRequest req = HttpRequest.newBuilder(URI.create(server.base + "/v1/chat/completions"))
+                    .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofString(body))).build();
+            error(http.send(req, HttpResponse.BodyHandlers.ofString()), 413, null);
+        }
+    }
+
+    /**
+     * A client that declares too large a body and waits for "100 Continue" gets its 413 at once, without being
+     * invited to upload what would be refused (raw socket: nothing of the body is ever sent).
+     */
+    @Test
+    void oversizeBodyWithExpectContinueIsRefusedBeforeTheUpload() throws Exception {
+        URI uri = URI.create(server.base);
+        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+            socket.setSoTimeout(10_000);
+            String head = "POST /v1/chat/completions HTTP/1.1\r\nHost: " + uri.getHost() + "\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: " + (10 << 20) + "\r\nExpect: 100-continue\r\n\r\n";
+            socket.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+            String status = in.readLine(); // a read timeout here (SocketTimeoutException) is the failure
+            assertTrue(status != null && status.startsWith("HTTP/1.1 413"), "status line: " + status);
+        }
     }
 
     @Test
