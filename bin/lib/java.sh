@@ -28,7 +28,7 @@ edgelm_find_java() {
     candidates+=("$d")
   fi
   # EDGELM_JDK_SEARCH replaces the usual install folders (a space-separated list of globs)
-  local search=${EDGELM_JDK_SEARCH:-'/usr/lib/jvm/* /opt/java/* /opt/jdk* '"$HOME"'/.sdkman/candidates/java/* /Library/Java/JavaVirtualMachines/*/Contents/Home'}
+  local search=${EDGELM_JDK_SEARCH:-'/usr/lib/jvm/* /opt/java/* /opt/jdk* '"${HOME:-}"'/.sdkman/candidates/java/* /Library/Java/JavaVirtualMachines/*/Contents/Home'}
   for d in $search; do
     [ -d "$d" ] && candidates+=("$d")
   done

@@ -124,7 +124,7 @@ final class RemoteChatRepl {
             }
             case "temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty" ->
                     settings.put(key, checked(key, number(key, value)));
-            case "top_k", "seed" -> settings.put(key, (long) checked(key, number(key, value)));
+            case "top_k", "seed" -> settings.put(key, checkedWhole(key, value));
             case "max_tokens", "num_predict" -> {
                 long n = (long) number(key, value);
                 if (n < 1) {
@@ -137,10 +137,23 @@ final class RemoteChatRepl {
         out.println("(" + key + " = " + value + ")");
     }
 
-    /** {@code v} when a local run accepts it for {@code key} (the engine's own checks), else an error naming the setting. */
+    /**
+     * {@code v} when both a local run (the engine's own checks) and the API (its ranges, so the server does not
+     * refuse every later turn with a 400) accept it for {@code key}, else an error naming the setting.
+     */
     private static double checked(String key, double v) {
         if (!Double.isFinite(v)) {
             throw new EdgeLmException("/set " + key + ": must be a finite number, got " + v);
+        }
+        // the API's ranges beyond the engine's (llama-server's and OpenAI's): see the server's Sampling.parse
+        double[] range = switch (key) {
+            case "temperature", "repeat_penalty" -> new double[] {0, 100};
+            case "presence_penalty", "frequency_penalty" -> new double[] {-2, 2};
+            default -> null; // top_p and min_p: the engine's (0, 1] and [0, 1] are the API's too
+        };
+        if (range != null && (v < range[0] || v > range[1])) {
+            double min = range[0], max = range[1];
+            throw new EdgeLmException("/set " + key + ": must be between " + fmt(min) + " and " + fmt(max) + ", got " + fmt(v));
         }
         dev.edgelm.engine.GenerationOptions.Builder b = dev.edgelm.engine.GenerationOptions.builder();
         try {
@@ -151,13 +164,38 @@ final class RemoteChatRepl {
                 case "repeat_penalty" -> b.repetitionPenalty((float) v);
                 case "presence_penalty" -> b.presencePenalty((float) v);
                 case "frequency_penalty" -> b.frequencyPenalty((float) v);
-                case "top_k" -> b.topK((int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, v)));
                 default -> { }
             }
         } catch (EdgeLmException e) {
             throw new EdgeLmException("/set " + key + ": " + e.getMessage());
         }
         return v;
+    }
+
+    /** A whole-number setting ({@code top_k}: 0 or more, within an int; {@code seed}: any long), exactly as typed. */
+    private static long checkedWhole(String key, String value) {
+        long n;
+        try {
+            n = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new EdgeLmException("/set " + key + ": '" + value + "' is not a whole number"
+                    + (key.equals("seed") ? " between " + Long.MIN_VALUE + " and " + Long.MAX_VALUE : ""));
+        }
+        if (key.equals("top_k")) {
+            if (n < 0 || n > Integer.MAX_VALUE) {
+                throw new EdgeLmException("/set top_k: must be between 0 and " + Integer.MAX_VALUE + ", got " + value);
+            }
+            try {
+                dev.edgelm.engine.GenerationOptions.builder().topK((int) n);
+            } catch (EdgeLmException e) {
+                throw new EdgeLmException("/set top_k: " + e.getMessage());
+            }
+        }
+        return n;
+    }
+
+    private static String fmt(double v) {
+        return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v) : Double.toString(v);
     }
 
     private static double number(String key, String value) {

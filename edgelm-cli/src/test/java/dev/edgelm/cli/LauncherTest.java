@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -117,9 +118,27 @@ class LauncherTest {
         assertFalse(r.err().contains("Exception"), r.err());
     }
 
+    /**
+     * A PATH with every command of /usr/bin and /bin but java (links in {@code tmp}): on a host whose default java
+     * is a JDK 25 the launcher would find it through PATH, and the tests of a missing or broken JDK would not be.
+     */
+    private static String pathWithoutJava(Path tmp) throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("path-without-java"));
+        for (String dir : new String[] {"/usr/bin", "/bin"}) {
+            File[] files = new File(dir).listFiles();
+            for (File f : files == null ? new File[0] : files) {
+                Path link = bin.resolve(f.getName());
+                if (!f.getName().startsWith("java") && !Files.exists(link, LinkOption.NOFOLLOW_LINKS)) {
+                    Files.createSymbolicLink(link, f.toPath());
+                }
+            }
+        }
+        return bin.toString();
+    }
+
     @Test
-    void withoutAJdk25TheLauncherSaysWhereToGetOne() throws Exception {
-        Result r = exec(Map.of("JAVA_HOME", "/nonexistent", "EDGELM_JDK_SEARCH", "/nonexistent", "PATH", "/nonexistent:/usr/bin:/bin"),
+    void withoutAJdk25TheLauncherSaysWhereToGetOne(@TempDir Path tmp) throws Exception {
+        Result r = exec(Map.of("JAVA_HOME", "/nonexistent", "EDGELM_JDK_SEARCH", "/nonexistent", "PATH", pathWithoutJava(tmp)),
                 "bash", "-c", ". '" + Path.of("bin/lib/java.sh").toAbsolutePath() + "' && edgelm_find_java");
         assertEquals(1, r.code());
         for (String hint : new String[] {"JDK 25", "apt-get install openjdk-25-jdk", "brew install openjdk@25",
@@ -146,8 +165,9 @@ class LauncherTest {
         String[][] cases = {{noJava.getParent().toString(), "(no bin/java)"},
             {dirJava.getParent().getParent().toString(), "(bin/java is not an executable file)"},
             {failing.getParent().getParent().toString(), "(bin/java gave no version"}};
+        String path = pathWithoutJava(tmp);
         for (String[] c : cases) {
-            Result r = exec(Map.of("JAVA_HOME", c[0], "EDGELM_JDK_SEARCH", "/nonexistent", "PATH", "/nonexistent:/usr/bin:/bin"),
+            Result r = exec(Map.of("JAVA_HOME", c[0], "EDGELM_JDK_SEARCH", "/nonexistent", "PATH", path),
                     dist.resolve("bin/edgelm").toString(), "--version");
             assertEquals(1, r.code(), c[0] + ": " + r.out() + r.err());
             assertTrue(r.err().contains("needs a JDK 25"), c[0] + ": " + r.err());
