@@ -76,7 +76,8 @@ public final class GemmCpuTime {
 
     static void run(String kernel, WeightMatrix m, Parallel pool, Activations in, float[] out) {
         switch (kernel) {
-            case "panel8" -> m.matmulPanels(pool, in, out, m.rows(), 0);
+            case "panel8" -> m.matmulPanels(pool, in, out, m.rows(), 0, false);
+            case "panel12" -> m.matmulPanels(pool, in, out, m.rows(), 0, true);
             case "tile6" -> PackedGemm.multiply(m, pool, in, out, m.rows(), 0);
             case "tile6blocked" -> { // the panel blocks whatever the size of the activations
                 int was = PackedGemm.blockAboveFloats;
