@@ -123,10 +123,11 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
     /**
      * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks as llama.cpp does
-     * ({@link Int8Gemm}, 8-lane machines); decode and shorter chunks always multiply float activations.
+     * ({@link Q4_0Gemm} with 16-lane vectors, {@link Int8Gemm} with 8 lanes); decode and shorter chunks always
+     * multiply float activations.
      */
     public static boolean roundsPrefillActivations() {
-        return Int8Gemm.ENABLED;
+        return Q4_0Gemm.ENABLED || Int8Gemm.ENABLED;
     }
 
     /**
@@ -173,6 +174,10 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         if (Int8Gemm.takes(in.tokens())) {
             Int8Gemm.matmul(this, pool, in, out, outStride, outOff);
+            return;
+        }
+        if (Q4_0Gemm.takes(in.tokens())) {
+            Q4_0Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
         }
         if (!K8 || in.tokens() != 1) {
