@@ -176,9 +176,12 @@ public abstract class WeightMatrix {
         int panels = in.panelCount();
         float[] packed = in.panels(pool);
         int panelBlock = Math.max(1, X_BLOCK_FLOATS / panelFloats);
+        boolean clocked = StageClock.active();
+        long wall = clocked ? System.nanoTime() : 0L;
         pool.forRange(rows, FloatGemm.PANEL_ROWS, (long) rows * cols * n, (start, end) -> {
             float[] w = tileRows();
             float[] tmp = FloatGemm.tileResults();
+            long cpu0 = clocked ? StageClock.cpuNanos() : 0L;
             for (int p0 = 0; p0 < panels; p0 += panelBlock) {
                 int p1 = Math.min(panels, p0 + panelBlock);
                 int r = start;
@@ -216,7 +219,13 @@ public abstract class WeightMatrix {
                     }
                 }
             }
+            if (clocked) {
+                StageClock.add("gemm.cpu (thread sum)", StageClock.cpuNanos() - cpu0);
+            }
         });
+        if (clocked) {
+            StageClock.add("gemm " + rows + "x" + cols + " wall", System.nanoTime() - wall);
+        }
     }
 
     private float[] tileRows() {
