@@ -31,6 +31,10 @@ import jdk.incubator.vector.VectorSpecies;
  * extension (tile 270-274 -> 276-281 GFLOP/s on one core); the activation scales come in the same
  * even/odd order ({@link Activations#int8Scales}) and the tile interleaves its results back at the end.
  *
+ * <p>Q4_K takes it too ({@link #matmul} over {@link Int8Gemm.Int8Rows}: a scale and a bias per block of 32, the
+ * biases times the blocks' activation sums added after the integer part): 233-250 against 189-210 GFLOP per
+ * CPU-second for the float 12-row tile, 3584 x 1024 and 1024 x 3584 x 256, one thread (docs/kernels.md).
+ *
  * <p>It needs 32 short lanes (512-bit vectors); with 8 float lanes (AVX2) {@link Int8Gemm} does the same on 16-token
  * panels, elsewhere Q4_0 prefill takes the float path. It can be
  * switched off with {@code -Dedgelm.q4.int8act=false} (then Q4_0 prefill multiplies float activations
