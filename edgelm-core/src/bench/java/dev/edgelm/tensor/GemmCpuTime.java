@@ -102,6 +102,19 @@ public final class GemmCpuTime {
         switch (t) {
             case Q8_0 -> Q8_0Matrix.quantize(w, 0, w.length, seg, 0);
             case Q4_0 -> Q4_0Matrix.quantize(w, 0, w.length, seg, 0);
+            case Q5_K, Q6_K -> { // random values and scales, a moderate fp16 d (and dmin) where ggml puts it
+                for (long o = 0; o < seg.byteSize(); o++) {
+                    seg.set(ValueLayout.JAVA_BYTE, o, (byte) r.nextInt(256));
+                }
+                for (long o = 0; o < seg.byteSize(); o += t.typeSize()) {
+                    if (t == GgmlType.Q5_K) {
+                        seg.set(le, o, Float.floatToFloat16((float) (r.nextGaussian() * 0.001)));
+                        seg.set(le, o + 2, Float.floatToFloat16((float) Math.abs(r.nextGaussian() * 0.001)));
+                    } else {
+                        seg.set(le, o + t.typeSize() - 2, Float.floatToFloat16((float) (r.nextGaussian() * 0.001)));
+                    }
+                }
+            }
             case Q4_K -> { // random nibbles and 6-bit scales, moderate fp16 d and dmin
                 for (long o = 0; o < seg.byteSize(); o++) {
                     seg.set(ValueLayout.JAVA_BYTE, o, (byte) r.nextInt(256));
