@@ -16,7 +16,7 @@ import java.util.SplittableRandom;
  * rates move by several times between iterations, CPU time much less. Run (after {@code bin/mvn -B -Pbench
  * package -DskipTests}): {@code java --add-modules jdk.incubator.vector -cp edgelm-core/target/benchmarks.jar
  * dev.edgelm.tensor.GemmCpuTime TYPE ROWSxCOLSxTOKENS... }, e.g. {@code F16 3072x768x1024 3584x1024x256}.
- * {@code -Dkernels=tile6,panel8,own} picks the kernels ({@code own}: the format's own prefill path, e.g. int8 activations), {@code -Drounds=5} the rounds of 0.5 CPU-seconds.
+ * {@code -Dkernels=tile6,panel8,panel12,own} picks the kernels ({@code panel8} / {@code panel12}: the 16-lane panel tile of 8 or 12 rows; {@code own}: the format's own prefill path, e.g. int8 activations), {@code -Drounds=5} the rounds of 0.5 CPU-seconds.
  */
 public final class GemmCpuTime {
     public static void main(String[] a) {
