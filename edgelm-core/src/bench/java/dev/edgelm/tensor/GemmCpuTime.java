@@ -16,7 +16,7 @@ import java.util.SplittableRandom;
  * rates move by several times between iterations, CPU time much less. Run (after {@code bin/mvn -B -Pbench
  * package -DskipTests}): {@code java --add-modules jdk.incubator.vector -cp edgelm-core/target/benchmarks.jar
  * dev.edgelm.tensor.GemmCpuTime TYPE ROWSxCOLSxTOKENS... }, e.g. {@code F16 3072x768x1024 3584x1024x256}.
- * {@code -Dkernels=tile6,panel8,own} picks the kernels ({@code own}: the format's own prefill path, e.g. int8 activations), {@code -Drounds=5} the rounds of 0.5 CPU-seconds.
+ * {@code -Dkernels=tile6,panel8,panel12,own} picks the kernels ({@code panel8} / {@code panel12}: the 16-lane panel tile of 8 or 12 rows; {@code own}: the format's own prefill path, e.g. int8 activations), {@code -Drounds=5} the rounds of 0.5 CPU-seconds.
  */
 public final class GemmCpuTime {
     public static void main(String[] a) {
@@ -76,7 +76,8 @@ public final class GemmCpuTime {
 
     static void run(String kernel, WeightMatrix m, Parallel pool, Activations in, float[] out) {
         switch (kernel) {
-            case "panel8" -> m.matmulPanels(pool, in, out, m.rows(), 0);
+            case "panel8" -> m.matmulPanels(pool, in, out, m.rows(), 0, false);
+            case "panel12" -> m.matmulPanels(pool, in, out, m.rows(), 0, true);
             case "tile6" -> PackedGemm.multiply(m, pool, in, out, m.rows(), 0);
             case "tile6blocked" -> { // the panel blocks whatever the size of the activations
                 int was = PackedGemm.blockAboveFloats;
@@ -101,6 +102,19 @@ public final class GemmCpuTime {
         switch (t) {
             case Q8_0 -> Q8_0Matrix.quantize(w, 0, w.length, seg, 0);
             case Q4_0 -> Q4_0Matrix.quantize(w, 0, w.length, seg, 0);
+            case Q5_K, Q6_K -> { // random values and scales, a moderate fp16 d (and dmin) where ggml puts it
+                for (long o = 0; o < seg.byteSize(); o++) {
+                    seg.set(ValueLayout.JAVA_BYTE, o, (byte) r.nextInt(256));
+                }
+                for (long o = 0; o < seg.byteSize(); o += t.typeSize()) {
+                    if (t == GgmlType.Q5_K) {
+                        seg.set(le, o, Float.floatToFloat16((float) (r.nextGaussian() * 0.001)));
+                        seg.set(le, o + 2, Float.floatToFloat16((float) Math.abs(r.nextGaussian() * 0.001)));
+                    } else {
+                        seg.set(le, o + t.typeSize() - 2, Float.floatToFloat16((float) (r.nextGaussian() * 0.001)));
+                    }
+                }
+            }
             case Q4_K -> { // random nibbles and 6-bit scales, moderate fp16 d and dmin
                 for (long o = 0; o < seg.byteSize(); o++) {
                     seg.set(ValueLayout.JAVA_BYTE, o, (byte) r.nextInt(256));

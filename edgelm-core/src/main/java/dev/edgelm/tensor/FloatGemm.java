@@ -200,8 +200,107 @@ public final class FloatGemm {
         writeTile(tmp, PANEL_ROWS, tokens, out, outStride, outOff, row0, t0);
     }
 
+    /** Weight rows per {@link #panelTile12}. */
+    static final int PANEL_ROWS_WIDE = 12;
+
+    /**
+     * {@link #panelTile} with {@link #PANEL_ROWS_WIDE} rows: 24 accumulators, two activation vectors and a broadcast,
+     * 27 of AVX-512's 32 vector registers; per column 2 panel loads and 12 broadcasts for 24 FMAs (8 rows: 2 and 8 for
+     * 16). Each result is the same FMA chain over the columns as {@link #panelTile}'s. Writes rows
+     * {@code [row0, row0 + 12)}; {@code tmp} holds {@code PANEL_ROWS_WIDE * PANEL} floats.
+     */
+    static void panelTile12(float[] w, int cols, float[] xt, int xtOff, float[] out, int outStride, int outOff,
+                            int row0, int t0, int tokens, float[] tmp) {
+        FloatVector a00 = FloatVector.zero(F), a01 = FloatVector.zero(F);
+        FloatVector a10 = FloatVector.zero(F), a11 = FloatVector.zero(F);
+        FloatVector a20 = FloatVector.zero(F), a21 = FloatVector.zero(F);
+        FloatVector a30 = FloatVector.zero(F), a31 = FloatVector.zero(F);
+        FloatVector a40 = FloatVector.zero(F), a41 = FloatVector.zero(F);
+        FloatVector a50 = FloatVector.zero(F), a51 = FloatVector.zero(F);
+        FloatVector a60 = FloatVector.zero(F), a61 = FloatVector.zero(F);
+        FloatVector a70 = FloatVector.zero(F), a71 = FloatVector.zero(F);
+        FloatVector a80 = FloatVector.zero(F), a81 = FloatVector.zero(F);
+        FloatVector a90 = FloatVector.zero(F), a91 = FloatVector.zero(F);
+        FloatVector a100 = FloatVector.zero(F), a101 = FloatVector.zero(F);
+        FloatVector a110 = FloatVector.zero(F), a111 = FloatVector.zero(F);
+        int c1 = 1 * cols, c2 = 2 * cols, c3 = 3 * cols, c4 = 4 * cols, c5 = 5 * cols, c6 = 6 * cols, c7 = 7 * cols, c8 = 8 * cols, c9 = 9 * cols, c10 = 10 * cols, c11 = 11 * cols;
+        for (int k = 0; k < cols; k++) {
+            int xo = xtOff + k * PANEL;
+            FloatVector x0 = FloatVector.fromArray(F, xt, xo);
+            FloatVector x1 = FloatVector.fromArray(F, xt, xo + L);
+            FloatVector b;
+            b = FloatVector.broadcast(F, w[k]);
+            a00 = b.fma(x0, a00);
+            a01 = b.fma(x1, a01);
+            b = FloatVector.broadcast(F, w[c1 + k]);
+            a10 = b.fma(x0, a10);
+            a11 = b.fma(x1, a11);
+            b = FloatVector.broadcast(F, w[c2 + k]);
+            a20 = b.fma(x0, a20);
+            a21 = b.fma(x1, a21);
+            b = FloatVector.broadcast(F, w[c3 + k]);
+            a30 = b.fma(x0, a30);
+            a31 = b.fma(x1, a31);
+            b = FloatVector.broadcast(F, w[c4 + k]);
+            a40 = b.fma(x0, a40);
+            a41 = b.fma(x1, a41);
+            b = FloatVector.broadcast(F, w[c5 + k]);
+            a50 = b.fma(x0, a50);
+            a51 = b.fma(x1, a51);
+            b = FloatVector.broadcast(F, w[c6 + k]);
+            a60 = b.fma(x0, a60);
+            a61 = b.fma(x1, a61);
+            b = FloatVector.broadcast(F, w[c7 + k]);
+            a70 = b.fma(x0, a70);
+            a71 = b.fma(x1, a71);
+            b = FloatVector.broadcast(F, w[c8 + k]);
+            a80 = b.fma(x0, a80);
+            a81 = b.fma(x1, a81);
+            b = FloatVector.broadcast(F, w[c9 + k]);
+            a90 = b.fma(x0, a90);
+            a91 = b.fma(x1, a91);
+            b = FloatVector.broadcast(F, w[c10 + k]);
+            a100 = b.fma(x0, a100);
+            a101 = b.fma(x1, a101);
+            b = FloatVector.broadcast(F, w[c11 + k]);
+            a110 = b.fma(x0, a110);
+            a111 = b.fma(x1, a111);
+        }
+        a00.intoArray(tmp, 0 * PANEL);
+        a01.intoArray(tmp, 0 * PANEL + L);
+        a10.intoArray(tmp, 1 * PANEL);
+        a11.intoArray(tmp, 1 * PANEL + L);
+        a20.intoArray(tmp, 2 * PANEL);
+        a21.intoArray(tmp, 2 * PANEL + L);
+        a30.intoArray(tmp, 3 * PANEL);
+        a31.intoArray(tmp, 3 * PANEL + L);
+        a40.intoArray(tmp, 4 * PANEL);
+        a41.intoArray(tmp, 4 * PANEL + L);
+        a50.intoArray(tmp, 5 * PANEL);
+        a51.intoArray(tmp, 5 * PANEL + L);
+        a60.intoArray(tmp, 6 * PANEL);
+        a61.intoArray(tmp, 6 * PANEL + L);
+        a70.intoArray(tmp, 7 * PANEL);
+        a71.intoArray(tmp, 7 * PANEL + L);
+        a80.intoArray(tmp, 8 * PANEL);
+        a81.intoArray(tmp, 8 * PANEL + L);
+        a90.intoArray(tmp, 9 * PANEL);
+        a91.intoArray(tmp, 9 * PANEL + L);
+        a100.intoArray(tmp, 10 * PANEL);
+        a101.intoArray(tmp, 10 * PANEL + L);
+        a110.intoArray(tmp, 11 * PANEL);
+        a111.intoArray(tmp, 11 * PANEL + L);
+        writeTile(tmp, PANEL_ROWS, tokens, out, outStride, outOff, row0, t0);
+        for (int j = 0; j < tokens; j++) {
+            int o = (t0 + j) * outStride + outOff + row0;
+            for (int i = PANEL_ROWS; i < PANEL_ROWS_WIDE; i++) {
+                out[o + i] = tmp[i * PANEL + j];
+            }
+        }
+    }
+
     /** Per thread: a tile's results ({@link #PANEL_ROWS} rows of {@link #PANEL} tokens) before {@link #writeTile}. */
-    private static final ThreadLocal<float[]> TILE_RESULTS = ThreadLocal.withInitial(() -> new float[PANEL_ROWS * PANEL]);
+    private static final ThreadLocal<float[]> TILE_RESULTS = ThreadLocal.withInitial(() -> new float[PANEL_ROWS_WIDE * PANEL]);
 
     /** The calling thread's buffer for a tile's results, in the layout {@link #writeTile} reads. */
     public static float[] tileResults() {

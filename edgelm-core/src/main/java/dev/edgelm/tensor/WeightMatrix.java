@@ -159,18 +159,49 @@ public abstract class WeightMatrix {
      * 256 tokens: 125-129 GFLOP/s against 95-109 with 512 KiB blocks, at the 0.8B and 2B MLP shapes).
      */
     final void matmulPanels(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        matmulPanels(pool, in, out, outStride, outOff, WIDE_TILE);
+    }
+
+    /**
+     * Whether {@link #matmulPanels} runs 12-row tiles (16-lane vectors only: AVX2 has too few registers;
+     * {@code -Dedgelm.gemm.wide=false}: 8-row ones only).
+     */
+    static final boolean WIDE_TILE = FloatGemm.PANEL >= 32
+            && Boolean.parseBoolean(System.getProperty("edgelm.gemm.wide", "true"));
+
+    final void matmulPanels(Parallel pool, Activations in, float[] out, int outStride, int outOff, boolean wide) {
         int n = in.tokens();
         float[] x = in.x();
         int panelFloats = FloatGemm.PANEL * cols;
         int panels = in.panelCount();
         float[] packed = in.panels(pool);
         int panelBlock = Math.max(1, X_BLOCK_FLOATS / panelFloats);
+        boolean clocked = StageClock.active();
+        long wall = clocked ? System.nanoTime() : 0L;
         pool.forRange(rows, FloatGemm.PANEL_ROWS, (long) rows * cols * n, (start, end) -> {
             float[] w = tileRows();
             float[] tmp = FloatGemm.tileResults();
+            long cpu0 = clocked ? StageClock.cpuNanos() : 0L;
             for (int p0 = 0; p0 < panels; p0 += panelBlock) {
                 int p1 = Math.min(panels, p0 + panelBlock);
                 int r = start;
+                if (wide) {
+                    // 12-row tiles over the rows the 8-row tiles would take (a multiple of 8), the last 8 or 16 left
+                    // to those: every row gets the FMA chain it gets from the 8-row tiles
+                    int full = (end - r) / FloatGemm.PANEL_ROWS * FloatGemm.PANEL_ROWS;
+                    int wideRows = FloatGemm.PANEL_ROWS_WIDE;
+                    int tiles = full % wideRows == 4 ? full / wideRows - 1 : full / wideRows;
+                    for (int q = 0; q < tiles; q++, r += wideRows) {
+                        for (int i = 0; i < wideRows; i++) {
+                            decodeRow(r + i, w, i * cols);
+                        }
+                        for (int p = p0; p < p1; p++) {
+                            int t0 = p * FloatGemm.PANEL;
+                            FloatGemm.panelTile12(w, cols, packed, p * panelFloats, out, outStride, outOff, r, t0,
+                                    Math.min(FloatGemm.PANEL, n - t0), tmp);
+                        }
+                    }
+                }
                 for (; r + FloatGemm.PANEL_ROWS <= end; r += FloatGemm.PANEL_ROWS) {
                     for (int i = 0; i < FloatGemm.PANEL_ROWS; i++) {
                         decodeRow(r + i, w, i * cols);
@@ -188,11 +219,17 @@ public abstract class WeightMatrix {
                     }
                 }
             }
+            if (clocked) {
+                StageClock.add("gemm.cpu (thread sum)", StageClock.cpuNanos() - cpu0);
+            }
         });
+        if (clocked) {
+            StageClock.add("gemm " + rows + "x" + cols + " wall", System.nanoTime() - wall);
+        }
     }
 
     private float[] tileRows() {
-        return TILE_ROWS.get(Math.max(FloatGemm.ROWS, FloatGemm.PANEL_ROWS) * cols);
+        return TILE_ROWS.get(Math.max(FloatGemm.ROWS, FloatGemm.PANEL_ROWS_WIDE) * cols);
     }
 
     @Override

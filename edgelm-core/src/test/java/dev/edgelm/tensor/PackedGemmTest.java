@@ -71,6 +71,50 @@ class PackedGemmTest {
     }
 
     /**
+     * The 12-row panel tile (16-lane vectors) against the 8-row one and the definition: row counts that leave a last
+     * 8-row tile (padded to 12), 12-row tiles only, remainder rows, and thread shares that are not multiples of 12.
+     * Each result is one FMA chain over the columns in both, so the rows of whole 8-row tiles have the same bits.
+     */
+    @ParameterizedTest
+    @CsvSource({"8,40,70,1", "12,33,64,1", "20,64,48,2", "24,16,100,2", "36,100,33,1", "44,70,40,2", "101,35,24,2",
+            "200,64,32,2"})
+    void wideTileGivesTheBitsOfTheEightRowTile(int rows, int tokens, int cols, int threads) {
+        SplittableRandom rnd = new SplittableRandom(rows * 7919L + tokens * 131L + cols);
+        MemorySegment seg = MemorySegment.ofArray(new byte[2 * rows * cols]);
+        ValueLayout.OfShort le = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        for (long i = 0; i < (long) rows * cols; i++) {
+            seg.set(le, 2 * i, Float.floatToFloat16((float) rnd.nextGaussian()));
+        }
+        WeightMatrix w = new F16Matrix(seg, rows, cols);
+        float[] x = new float[tokens * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        int stride = rows + 3;
+        float[] wide = new float[tokens * stride];
+        float[] narrow = new float[tokens * stride];
+        try (Parallel pool = new Parallel(threads)) {
+            w.matmulPanels(pool, new Activations().set(x, tokens, cols), wide, stride, 2, true);
+            w.matmulPanels(pool, new Activations().set(x, tokens, cols), narrow, stride, 2, false);
+        }
+        double worst = 0;
+        for (int t = 0; t < tokens; t++) {
+            for (int r = 0; r < rows; r++) {
+                double dot = 0;
+                for (int k = 0; k < cols; k++) {
+                    dot += (double) Float.float16ToFloat(seg.get(le, 2L * (r * cols + k))) * x[t * cols + k];
+                }
+                worst = Math.max(worst, Math.abs(dot - wide[t * stride + 2 + r]) / Math.sqrt(cols));
+            }
+            assertTrue(wide[t * stride] == 0f && wide[t * stride + 1] == 0f && wide[t * stride + 2 + rows] == 0f);
+            for (int r = 0; r < rows / 8 * 8; r++) {
+                assertEquals(narrow[t * stride + 2 + r], wide[t * stride + 2 + r], 0f, "token " + t + ", row " + r);
+            }
+        }
+        assertTrue(worst < 1e-5, "max scaled abs diff " + worst);
+    }
+
+    /**
      * Many tokens of long rows go in groups of decoded rows and blocks of panels (shrunk here to 2 panels and 12
      * rows): the same bits as the one-tile-at-a-time loop, and the definition.
      */

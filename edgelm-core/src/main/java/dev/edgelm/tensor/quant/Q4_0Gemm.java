@@ -5,6 +5,7 @@ import dev.edgelm.tensor.FloatGemm;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
+import dev.edgelm.tensor.StageClock;
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.ShortVector;
@@ -30,6 +31,10 @@ import jdk.incubator.vector.VectorSpecies;
  * extension (tile 270-274 -> 276-281 GFLOP/s on one core); the activation scales come in the same
  * even/odd order ({@link Activations#int8Scales}) and the tile interleaves its results back at the end.
  *
+ * <p>Q4_K takes it too ({@link #matmul} over {@link Int8Gemm.Int8Rows}: a scale and a bias per block of 32, the
+ * biases times the blocks' activation sums added after the integer part): 233-250 against 189-210 GFLOP per
+ * CPU-second for the float 12-row tile, 3584 x 1024 and 1024 x 3584 x 256, one thread (docs/kernels.md).
+ *
  * <p>It needs 32 short lanes (512-bit vectors); with 8 float lanes (AVX2) {@link Int8Gemm} does the same on 16-token
  * panels, elsewhere Q4_0 prefill takes the float path. It can be
  * switched off with {@code -Dedgelm.q4.int8act=false} (then Q4_0 prefill multiplies float activations
@@ -51,43 +56,75 @@ final class Q4_0Gemm {
     static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("edgelm.q4.int8act", "true"))
             && FloatVector.SPECIES_PREFERRED.length() >= 16 && FloatGemm.PANEL == PANEL;
 
+    /** Whether chunks of {@code tokens} are multiplied here (shorter ones than half a panel take the float path). */
+    static boolean takes(int tokens) {
+        return ENABLED && tokens >= PANEL / 2;
+    }
+
     /** Per thread: a tile's rows as shorts and their scales. */
     private static final Scratch.Shorts TILE_ROWS = new Scratch.Shorts();
     private static final Scratch.Floats TILE_SCALES = new Scratch.Floats();
+    private static final Scratch.Floats TILE_BIASES = new Scratch.Floats();
 
     private Q4_0Gemm() {}
 
-    /** {@code out[t * outStride + outOff + r] = row r . token t of in}, with the tokens rounded to int8 blocks. */
-    static void matmul(Q4_0Matrix m, Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+    /**
+     * {@code out[t * outStride + outOff + r] = row r . token t of in}, with the tokens rounded to int8 blocks: Q4_0, and
+     * every other format whose rows decode to small integers with a scale and a bias per block of 32 ({@link
+     * Int8Gemm.Int8Rows}: Q4_K), whose block products are {@code scale * (xd * sum(q * xq)) + bias * (xd * sum(xq))}.
+     */
+    static <M extends QuantizedMatrix & Int8Gemm.Int8Rows> void matmul(M m, Parallel pool, Activations in, float[] out,
+            int outStride, int outOff) {
         int cols = m.cols();
         int rows = m.rows();
         int n = in.tokens();
         int blocks = cols / BLOCK;
         int panels = in.panelCount();
+        boolean biased = m.biased();
         short[] xq = in.int8Panels(pool);
         float[] xd = in.int8Scales();
+        float[] xs = in.int8Sums();
+        boolean clocked = StageClock.active();
+        long wall = clocked ? System.nanoTime() : 0L;
         pool.forRange(rows, ROWS, (long) rows * cols * n, (start, end) -> {
             short[] w = TILE_ROWS.get(ROWS * cols);
             float[] wd = TILE_SCALES.get(ROWS * blocks);
+            float[] wb = TILE_BIASES.get(ROWS * blocks);
             float[] tmp = FloatGemm.tileResults();
+            long decodeNs = 0;
+            long c0 = clocked ? System.nanoTime() : 0L;
+            long cpu0 = clocked ? StageClock.cpuNanos() : 0L;
             int r = start;
             for (; r < end; r += ROWS) {
                 int count = Math.min(ROWS, end - r);
+                long d0 = clocked ? System.nanoTime() : 0L;
                 for (int i = 0; i < ROWS; i++) {
                     if (i < count) {
-                        m.decodeShorts(r + i, w, i * cols, wd, i * blocks);
+                        m.decodeInts(r + i, w, i * cols, wd, wb, i * blocks);
                     } else {
                         Arrays.fill(w, i * cols, (i + 1) * cols, (short) 0);
                         Arrays.fill(wd, i * blocks, (i + 1) * blocks, 0f);
+                        Arrays.fill(wb, i * blocks, (i + 1) * blocks, 0f);
                     }
                 }
+                if (clocked) {
+                    decodeNs += System.nanoTime() - d0;
+                }
                 for (int p = 0; p < panels; p++) {
-                    tile(w, wd, cols, xq, p * PANEL * cols, xd, p * PANEL * blocks, tmp);
+                    tile(w, wd, wb, biased, cols, xq, p * PANEL * cols, xd, xs, p * PANEL * blocks, tmp);
                     int t0 = p * PANEL;
                     FloatGemm.writeTile(tmp, count, Math.min(PANEL, n - t0), out, outStride, outOff, r, t0);
                 }
             }
+            if (clocked) {
+                StageClock.add("gemm.decode (thread sum)", decodeNs);
+                StageClock.add("gemm.tile+write (thread sum)", System.nanoTime() - c0 - decodeNs);
+                StageClock.add("gemm.cpu (thread sum)", StageClock.cpuNanos() - cpu0);
+            }
         });
+        if (clocked) {
+            StageClock.add("gemm " + rows + "x" + cols + " int8 wall", System.nanoTime() - wall);
+        }
     }
 
     /**
@@ -97,7 +134,8 @@ final class Q4_0Gemm {
      * per row; per block of 32 columns the 16-bit sums are widened and scaled into float accumulators.
      * Writes {@code tmp[row * PANEL + token]}.
      */
-    static void tile(short[] w, float[] wd, int cols, short[] xq, int xqOff, float[] xd, int xdOff, float[] tmp) {
+    static void tile(short[] w, float[] wd, float[] wb, boolean biased, int cols, short[] xq, int xqOff, float[] xd,
+            float[] xs, int xdOff, float[] tmp) {
         int blocks = cols / BLOCK;
         int half = F.length();
         FloatVector f00 = FloatVector.zero(F), f01 = FloatVector.zero(F);
@@ -169,6 +207,39 @@ final class Q4_0Gemm {
                     .lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).fma(d0.mul(e), f70);
             f71 = ((FloatVector) s7.reinterpretAsInts().lanewise(VectorOperators.ASHR, 16)
                     .convert(VectorOperators.I2F, 0)).fma(d1.mul(e), f71);
+        }
+        if (biased) {
+            // The blocks' biases times their activation sums, after the integer part, in {@link Int8Gemm}'s order.
+            for (int b = 0; b < blocks; b++) {
+                int dOff = xdOff + b * PANEL;
+                FloatVector x0 = FloatVector.fromArray(F, xs, dOff);
+                FloatVector x1 = FloatVector.fromArray(F, xs, dOff + half);
+                float e;
+                e = wb[b];
+                f00 = x0.fma(FloatVector.broadcast(F, e), f00);
+                f01 = x1.fma(FloatVector.broadcast(F, e), f01);
+                e = wb[1 * blocks + b];
+                f10 = x0.fma(FloatVector.broadcast(F, e), f10);
+                f11 = x1.fma(FloatVector.broadcast(F, e), f11);
+                e = wb[2 * blocks + b];
+                f20 = x0.fma(FloatVector.broadcast(F, e), f20);
+                f21 = x1.fma(FloatVector.broadcast(F, e), f21);
+                e = wb[3 * blocks + b];
+                f30 = x0.fma(FloatVector.broadcast(F, e), f30);
+                f31 = x1.fma(FloatVector.broadcast(F, e), f31);
+                e = wb[4 * blocks + b];
+                f40 = x0.fma(FloatVector.broadcast(F, e), f40);
+                f41 = x1.fma(FloatVector.broadcast(F, e), f41);
+                e = wb[5 * blocks + b];
+                f50 = x0.fma(FloatVector.broadcast(F, e), f50);
+                f51 = x1.fma(FloatVector.broadcast(F, e), f51);
+                e = wb[6 * blocks + b];
+                f60 = x0.fma(FloatVector.broadcast(F, e), f60);
+                f61 = x1.fma(FloatVector.broadcast(F, e), f61);
+                e = wb[7 * blocks + b];
+                f70 = x0.fma(FloatVector.broadcast(F, e), f70);
+                f71 = x1.fma(FloatVector.broadcast(F, e), f71);
+            }
         }
         // Lanes hold even tokens (f_0) and odd tokens (f_1): interleave them back into token order.
         f00.rearrange(INTERLEAVE_LO, f01).intoArray(tmp, 0);

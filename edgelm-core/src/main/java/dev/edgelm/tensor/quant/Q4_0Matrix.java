@@ -9,7 +9,6 @@ import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
 import dev.edgelm.tensor.Activations;
-import dev.edgelm.tensor.FloatGemm;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
@@ -102,7 +101,7 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
             Int8Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
         }
-        if (in.tokens() >= FloatGemm.PANEL / 2 && Q4_0Gemm.ENABLED) {
+        if (Q4_0Gemm.takes(in.tokens())) {
             Q4_0Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
         }
