@@ -76,7 +76,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                                     .or(high.lanewise(VectorOperators.LSHR, 2 * k).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
                             int v = 128 * h + 32 * k + c + p * L;
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
-                            ((FloatVector) q.convertShape(VectorOperators.I2F, F, 0)).mul(ds).intoArray(dst, e + v);
+                            ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(ds).intoArray(dst, e + v);
                         }
                     }
                 }
@@ -113,8 +113,8 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                     int at = 128 * h + 32 * k;
                     for (int c = 0; c < 32; c += 8) {
                         FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, (at + c) / 16));
-                        ((FloatVector) ((IntVector) ByteVector.fromArray(ByteVector.SPECIES_64, q, c)
-                                .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0)).mul(ds).intoArray(dst, e + at + c);
+                        ((FloatVector) ByteVector.fromArray(ByteVector.SPECIES_64, q, c)
+                                .convertShape(VectorOperators.B2F, F, 0)).mul(ds).intoArray(dst, e + at + c);
                     }
                 }
             }
@@ -153,7 +153,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                                     .or(high.lanewise(VectorOperators.LSHR, 2 * k).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
                             int v = 128 * h + 32 * k + c + p * L;
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
-                            s = ((FloatVector) q.convertShape(VectorOperators.I2F, F, 0)).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
+                            s = ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
                         }
                     }
                     acc = acc.add(s);
@@ -211,10 +211,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         int end = xOff + cols;
         for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
             float d = Simd.fp16(data, o + 208);
-            FloatVector scales = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
-                    .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0)).mul(d);
-            FloatVector scales1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 200, LE)
-                    .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0)).mul(d);
+            FloatVector scales = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
+                    .convertShape(VectorOperators.B2F, F, 0)).mul(d);
+            FloatVector scales1 = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 200, LE)
+                    .convertShape(VectorOperators.B2F, F, 0)).mul(d);
             for (int h = 0; h < 2; h++) {
                 ByteVector qh = ByteVector.fromMemorySegment(B32, data, o + 128 + 32 * h, LE);
                 ByteVector la = ByteVector.fromMemorySegment(B32, data, o + 64 * h, LE);
@@ -232,34 +232,34 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                         .or(qhs.lanewise(VectorOperators.LSHR, 2).reinterpretAsBytes().and(BITS45))
                         .sub(OFFSET).reinterpretAsInts();
                 int v = e + 128 * h;
-                FloatVector s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0))
+                FloatVector s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
                         .mul(FloatVector.fromArray(F, xi, v));
-                FloatVector s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0))
+                FloatVector s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
                         .mul(FloatVector.fromArray(F, xi, v + 32));
-                FloatVector s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0))
+                FloatVector s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
                         .mul(FloatVector.fromArray(F, xi, v + 64));
-                FloatVector s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0))
+                FloatVector s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
                         .mul(FloatVector.fromArray(F, xi, v + 96));
-                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0))
+                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 8), s0);
-                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0))
+                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 40), s1);
-                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0))
+                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 72), s2);
-                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0))
+                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 104), s3);
-                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0))
+                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 16), s0);
-                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0))
+                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 48), s1);
-                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0))
+                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 80), s2);
-                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0))
+                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 112), s3);
-                s0 = ((FloatVector) w0.and(TOP).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, xi, v + 24), s0);
-                s1 = ((FloatVector) w1.and(TOP).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, xi, v + 56), s1);
-                s2 = ((FloatVector) w2.and(TOP).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, xi, v + 88), s2);
-                s3 = ((FloatVector) w3.and(TOP).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, xi, v + 120), s3);
+                s0 = ((FloatVector) w0.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 24), s0);
+                s1 = ((FloatVector) w1.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 56), s1);
+                s2 = ((FloatVector) w2.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 88), s2);
+                s3 = ((FloatVector) w3.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 120), s3);
                 // quarter k's groups are 2k and 2k + 1 of the half: lanes 0..3 and 4..7 of its product
                 acc0 = s0.fma(scales.rearrange(PAIR0), acc0);
                 acc1 = s1.fma(scales.rearrange(PAIR1), acc1);
@@ -286,8 +286,8 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         FloatVector acc1 = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
-            FloatVector scales = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
-                    .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0)).mul(Simd.fp16(data, o + 208));
+            FloatVector scales = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
+                    .convertShape(VectorOperators.B2F, F, 0)).mul(Simd.fp16(data, o + 208));
             int xi = xOff + b * BLOCK;
             { // half 0, columns 0..15
                 IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE)
@@ -302,13 +302,13 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
                 IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
                         .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v))
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
                         .fma(scales.rearrange(LANE0), acc0);
-                acc1 = ((FloatVector) q1.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
                         .fma(scales.rearrange(LANE2), acc1);
-                acc0 = ((FloatVector) q2.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
                         .fma(scales.rearrange(LANE4), acc0);
-                acc1 = ((FloatVector) q3.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
                         .fma(scales.rearrange(LANE6), acc1);
             }
             { // half 0, columns 16..31
@@ -324,13 +324,13 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
                 IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
                         .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v))
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
                         .fma(scales.rearrange(LANE1), acc0);
-                acc1 = ((FloatVector) q1.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
                         .fma(scales.rearrange(LANE3), acc1);
-                acc0 = ((FloatVector) q2.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
                         .fma(scales.rearrange(LANE5), acc0);
-                acc1 = ((FloatVector) q3.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
                         .fma(scales.rearrange(LANE7), acc1);
             }
             { // half 1, columns 0..15
@@ -346,13 +346,13 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
                 IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
                         .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v))
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
                         .fma(scales.rearrange(LANE8), acc0);
-                acc1 = ((FloatVector) q1.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
                         .fma(scales.rearrange(LANE10), acc1);
-                acc0 = ((FloatVector) q2.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
                         .fma(scales.rearrange(LANE12), acc0);
-                acc1 = ((FloatVector) q3.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
                         .fma(scales.rearrange(LANE14), acc1);
             }
             { // half 1, columns 16..31
@@ -368,20 +368,17 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
                 IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
                         .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v))
+                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
                         .fma(scales.rearrange(LANE9), acc0);
-                acc1 = ((FloatVector) q1.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
                         .fma(scales.rearrange(LANE11), acc1);
-                acc0 = ((FloatVector) q2.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
                         .fma(scales.rearrange(LANE13), acc0);
-                acc1 = ((FloatVector) q3.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
+                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
                         .fma(scales.rearrange(LANE15), acc1);
             }
         }
-        // Simd.sum's order without the call (see Simd.sum16)
-        float[] lanes = Simd.LANES.get();
-        acc0.add(acc1).intoArray(lanes, 0);
-        return Simd.sum16(lanes, 0);
+        return Simd.sum(acc0.add(acc1));
     }
 
     // 8 lanes: lanes 0..3 take scale lane 2k, lanes 4..7 lane 2k + 1 (quarter k of a half super-block).

@@ -50,7 +50,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             for (int c = 0; c < BLOCK; c += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
                 for (int p = 0; p < P; p++) {
-                    ((FloatVector) ((IntVector) q.convertShape(VectorOperators.B2I, I, p)).convertShape(VectorOperators.I2F, F, 0)).mul(d).intoArray(dst, e + c + p * L);
+                    ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).mul(d).intoArray(dst, e + c + p * L);
                 }
             }
         }
@@ -74,7 +74,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
                 for (int p = 0; p < P; p++) {
                     int i = xi + c + p * L;
-                    s = ((FloatVector) ((IntVector) q.convertShape(VectorOperators.B2I, I, p)).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, i), s);
+                    s = ((FloatVector) q.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, i), s);
                 }
             }
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
@@ -135,10 +135,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         int end = xOff + cols;
         for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
             IntVector w = IntVector.fromMemorySegment(I, data, o + 2, LE);
-            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q3 = (FloatVector) w.and(TOP).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0);
+            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q3 = (FloatVector) w.and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector s = q0.mul(FloatVector.fromArray(F, xi, e));
             s = q1.fma(FloatVector.fromArray(F, xi, e + 8), s);
             s = q2.fma(FloatVector.fromArray(F, xi, e + 16), s);
@@ -166,10 +166,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         int end = xOff + 8 * cols;
         for (int e = xOff; e < end; e += 256, o += BLOCK_BYTES) {
             IntVector w = IntVector.fromMemorySegment(I, data, o + 2, LE);
-            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q3 = (FloatVector) w.and(TOP).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0);
+            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q3 = (FloatVector) w.and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             FloatVector s0 = q0.mul(FloatVector.fromArray(F, xt, e));
             s0 = q1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
@@ -236,10 +236,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         int end = xOff + 4 * cols;
         for (int e = xOff; e < end; e += 128, o += BLOCK_BYTES) {
             IntVector w = IntVector.fromMemorySegment(I, data, o + 2, LE);
-            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q3 = (FloatVector) w.and(TOP).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0);
+            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q3 = (FloatVector) w.and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             FloatVector s0 = q0.mul(FloatVector.fromArray(F, xt, e));
             s0 = q1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
@@ -280,10 +280,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         int end = xOff + 2 * cols;
         for (int e = xOff; e < end; e += 64, o += BLOCK_BYTES) {
             IntVector w = IntVector.fromMemorySegment(I, data, o + 2, LE);
-            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector q3 = (FloatVector) w.and(TOP).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector q0 = (FloatVector) w.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0);
+            FloatVector q1 = (FloatVector) w.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q2 = (FloatVector) w.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0);
+            FloatVector q3 = (FloatVector) w.and(TOP).convert(VectorOperators.I2F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             FloatVector s0 = q0.mul(FloatVector.fromArray(F, xt, e));
             s0 = q1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
@@ -358,8 +358,8 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             int xi = xOff + b * BLOCK;
-            FloatVector lo = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector hi = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
             FloatVector s = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
@@ -415,8 +415,8 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
             int xi = b * BLOCK;
-            FloatVector lo = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector hi = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             FloatVector s0 = hi.fma(FloatVector.fromArray(F, x, xOff + xi + 16), lo.mul(FloatVector.fromArray(F, x, xOff + xi)));
             FloatVector s1 = hi.fma(FloatVector.fromArray(F, x, x1 + xi + 16), lo.mul(FloatVector.fromArray(F, x, x1 + xi)));

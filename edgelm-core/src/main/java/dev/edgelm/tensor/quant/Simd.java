@@ -89,20 +89,6 @@ final class Simd {
         return ((a[off] + a[off + 4]) + (a[off + 2] + a[off + 6])) + ((a[off + 1] + a[off + 5]) + (a[off + 3] + a[off + 7]));
     }
 
-    /**
-     * {@link #sum} of the sixteen values at {@code a[off..]}, in the same order (so the same bits): the written-out
-     * 16-lane kernels store their final vector to {@link #LANES} and sum it here, because C2 stops inlining
-     * calls into a method that large (NodeCountInliningCutoff) and would box the vector passed to {@link #sum}
-     * (an allocation per row: a 1024-column row is only four K-quant super-blocks).
-     */
-    static float sum16(float[] a, int off) {
-        return (((a[off] + a[off + 8]) + (a[off + 4] + a[off + 12])) + ((a[off + 2] + a[off + 10]) + (a[off + 6] + a[off + 14])))
-                + (((a[off + 1] + a[off + 9]) + (a[off + 5] + a[off + 13])) + ((a[off + 3] + a[off + 11]) + (a[off + 7] + a[off + 15])));
-    }
-
-    /** Per thread: 32 floats where the 16-lane kernels leave their final vectors for {@link #sum16} and {@link #sum8(float[], int)}. */
-    static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[32]);
-
     /** An IEEE half at {@code off}, widened exactly (ggml's {@code GGML_FP16_TO_FP32}). */
     static float fp16(MemorySegment s, long off) {
         return Float.float16ToFloat(s.get(LE_SHORT, off));
