@@ -12,6 +12,12 @@ import java.nio.file.Path;
  * (milliseconds per encode) goes to standard error at exit.
  */
 public final class EncoderStages {
+    /** CPU time of the whole process (every thread, the pool's spinning included), or -1 where unavailable. */
+    private static long processCpuNanos() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : -1L;
+    }
+
     public static void main(String[] a) {
         if (!StageClock.ON) {
             throw new IllegalStateException("run with -Dedgelm.stageclock=true");
@@ -35,14 +41,17 @@ public final class EncoderStages {
             for (int i = 0; i <= encodes; i++) {
                 StageClock.recording(true);
                 long t0 = System.nanoTime();
+                long c0 = processCpuNanos();
                 m.encode(px);
+                long cpu = processCpuNanos() - c0;
                 if (i == 0) {
                     StageClock.endChunk(t0); // drops the warm-up encode
                 } else {
                     StageClock.stop("prefill", t0); // "prefill" is the report's unit: here one encode
                     StageClock.recording(false);
                 }
-                System.out.printf("encode %d: %.3f s%n", i, (System.nanoTime() - t0) * 1e-9);
+                System.out.printf("encode %d: %.3f s, %.3f CPU-s (all threads of the process)%n", i,
+                        (System.nanoTime() - t0) * 1e-9, cpu * 1e-9);
             }
         }
     }

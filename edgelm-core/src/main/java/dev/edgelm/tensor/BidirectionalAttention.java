@@ -179,14 +179,28 @@ public final class BidirectionalAttention {
         return now;
     }
 
-    /** {@code a[off .. off+n)} replaced by {@code exp(a - max)}; returns their sum (the softmax's divisor). */
+    /**
+     * {@code a[off .. off+n)} replaced by {@code exp(a - max)}; returns their sum (the softmax's divisor). The maximum
+     * in four independent vectors: a lane-wise {@code max} with Java's semantics (NaN, -0.0) is several instructions
+     * on x86, and one chain of them through the row was the softmax's critical path (16 lanes, one thread, rows of
+     * 1024: 0.35-0.41 against 0.53-0.63 ns per value; a maximum is exact, so the same bits).
+     */
     static float expInPlace(float[] a, int off, int n) {
-        FloatVector maxes = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+        FloatVector m0 = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+        FloatVector m1 = m0;
+        FloatVector m2 = m0;
+        FloatVector m3 = m0;
         int j = 0;
-        for (; j + L <= n; j += L) {
-            maxes = maxes.max(FloatVector.fromArray(F, a, off + j));
+        for (; j + 4 * L <= n; j += 4 * L) {
+            m0 = m0.max(FloatVector.fromArray(F, a, off + j));
+            m1 = m1.max(FloatVector.fromArray(F, a, off + j + L));
+            m2 = m2.max(FloatVector.fromArray(F, a, off + j + 2 * L));
+            m3 = m3.max(FloatVector.fromArray(F, a, off + j + 3 * L));
         }
-        float max = maxes.reduceLanes(VectorOperators.MAX);
+        for (; j + L <= n; j += L) {
+            m0 = m0.max(FloatVector.fromArray(F, a, off + j));
+        }
+        float max = m0.max(m1).max(m2.max(m3)).reduceLanes(VectorOperators.MAX);
         for (; j < n; j++) {
             max = Math.max(max, a[off + j]);
         }

@@ -23,7 +23,8 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Each output is the same chain of float FMAs over the columns in order as {@link FloatGemm#panelTile}, so the
  * two give identical results on the rows of whole 8-row tiles (the old path's remainder rows are dot products).
- * With 16 lanes or more {@link WeightMatrix#matmul} keeps the 8-row kernel. {@code -Dedgelm.gemm.legacy=true}
+ * With 16 lanes or more {@link WeightMatrix#matmul} keeps the 8-row kernel (the vision tower's long rows come here
+ * through {@link #matmul}, for the panel blocks). {@code -Dedgelm.gemm.legacy=true}
  * makes the text path use the 8-row kernel on AVX2 too (to measure against it).
  */
 public final class PackedGemm {
@@ -61,10 +62,17 @@ public final class PackedGemm {
      * {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}: {@link WeightMatrix#matmul}, which
      * on 8-lane machines multiplies chunks of {@link FloatGemm#PANEL} / 2 tokens or more through {@link #multiply}.
      * Also when the text path's kernel is forced back ({@code edgelm.gemm.legacy}), the vision tower keeps this
-     * class's tile, as before.
+     * class's tile, as before. With 16 lanes or more, the vision tower's matmuls whose packed activations pass
+     * {@link #blockAboveFloats} (the MLP down: long rows, many patches) run here too, for the panel blocks that the
+     * 8-row kernel lacks: one thread, thread CPU time, F16, 1024 patches, AVX-512, alternating in one JVM,
+     * 1024 x 4096 (2B MLP down) 202.8-209.1 GFLOP per CPU-second against 187.4-188.8 (and 155.6-175.5 in an
+     * earlier round), 768 x 3072 (0.8B) 210.8-216.4 against 213.4-216.8 (the same). The shorter rows stay on the 8-row
+     * kernel, which wins there (3072 x 768: 202.5-209.0 against 181.9-189.0 for this tile). Each output is the
+     * same FMA chain as the 8-row kernel's on its whole 8-row tiles, so the bits do not change.
      */
     public static void matmul(Parallel pool, WeightMatrix w, Activations in, float[] out, int outStride, int outOff) {
-        if (!ENABLED && L == 8 && in.tokens() >= PANEL / 2 && !in.isEachToken()) {
+        boolean wide = L > 8 && (long) in.panelCount() * PANEL * w.cols() > blockAboveFloats;
+        if ((wide || (!ENABLED && L == 8)) && in.tokens() >= PANEL / 2 && !in.isEachToken()) {
             if (in.cols() != w.cols()) {
                 throw new IllegalArgumentException(w + " multiplies rows of " + w.cols() + " values, got " + in.cols());
             }
@@ -75,8 +83,9 @@ public final class PackedGemm {
     }
 
     /**
-     * The tiled GEMM: {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}, for 8-lane vectors
-     * and {@code in.cols() == w.cols()}.
+     * The tiled GEMM: {@code out[t * outStride + outOff + r] = dot(row r of w, token t of in)}, for
+     * {@code in.cols() == w.cols()}: the text path's kernel on 8-lane vectors, and the vision tower's long rows on
+     * wider ones.
      */
     static void multiply(WeightMatrix w, Parallel pool, Activations in, float[] out, int outStride, int outOff) {
         int n = in.tokens();

@@ -3,7 +3,6 @@ package dev.edgelm.tensor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -121,8 +120,7 @@ class PackedGemmTest {
     @ParameterizedTest
     @CsvSource({"13,37,70,2", "64,100,33,2", "50,40,40,1", "31,70,19,2"})
     void blockedLoopGivesTheSameBits(int rows, int tokens, int cols, int threads) {
-        // PackedGemm.multiply is the 8-lane kernel; other widths never call it (WeightMatrix.matmul keeps its own)
-        assumeTrue(jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.length() == 8, "the tile is written for 8 float lanes");
+        // at any vector width: the text path's kernel on 8 lanes, the vision tower's long rows on wider ones
         SplittableRandom rnd = new SplittableRandom(rows * 7L + tokens * 13L + cols);
         float[] wf = new float[rows * cols];
         for (int i = 0; i < wf.length; i++) {
@@ -159,6 +157,60 @@ class PackedGemmTest {
                     dot += (double) wf[r * cols + k] * x[t * cols + k];
                 }
                 worst = Math.max(worst, Math.abs(dot - blocked[t * stride + 1 + r]) / Math.sqrt(cols));
+            }
+        }
+        assertTrue(worst < 1e-5, "max scaled abs diff " + worst);
+    }
+
+    /**
+     * Through the vision entry, activations past {@link PackedGemm#blockAboveFloats} (shrunk here to nothing) take
+     * the 6-row tile with its panel blocks at every vector width: the definition, the bits of {@link
+     * PackedGemm#multiply} itself, and on the rows of whole 8-row tiles the bits of the 8-row kernel.
+     */
+    @ParameterizedTest
+    @CsvSource({"13,37,70,2", "64,100,33,2", "24,40,40,1", "31,70,19,2"})
+    void longRowsTakeTheBlockedTile(int rows, int tokens, int cols, int threads) {
+        SplittableRandom rnd = new SplittableRandom(rows * 5L + tokens * 17L + cols);
+        float[] wf = new float[rows * cols];
+        for (int i = 0; i < wf.length; i++) {
+            wf[i] = (float) rnd.nextGaussian();
+        }
+        WeightMatrix w = new F32Matrix(MemorySegment.ofArray(wf), rows, cols);
+        float[] x = new float[tokens * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        int stride = rows + 2;
+        float[] viaEntry = new float[tokens * stride];
+        float[] tile = new float[tokens * stride];
+        float[] panels = new float[tokens * stride];
+        int above = PackedGemm.blockAboveFloats, panel = PackedGemm.panelBlockFloats, group = PackedGemm.groupFloats;
+        try (Parallel pool = new Parallel(threads)) {
+            PackedGemm.blockAboveFloats = 0;
+            PackedGemm.panelBlockFloats = 2 * FloatGemm.PANEL * cols;
+            PackedGemm.groupFloats = 12 * cols;
+            PackedGemm.matmul(pool, w, new Activations().set(x, tokens, cols), viaEntry, stride, 1);
+            PackedGemm.multiply(w, pool, new Activations().set(x, tokens, cols), tile, stride, 1);
+            w.matmulPanels(pool, new Activations().set(x, tokens, cols), panels, stride, 1);
+        } finally {
+            PackedGemm.blockAboveFloats = above;
+            PackedGemm.panelBlockFloats = panel;
+            PackedGemm.groupFloats = group;
+        }
+        assertArrayEquals(tile, viaEntry);
+        double worst = 0;
+        for (int t = 0; t < tokens; t++) {
+            assertEquals(0f, viaEntry[t * stride]);
+            assertEquals(0f, viaEntry[t * stride + 1 + rows]);
+            for (int r = 0; r < rows; r++) {
+                double dot = 0;
+                for (int k = 0; k < cols; k++) {
+                    dot += (double) wf[r * cols + k] * x[t * cols + k];
+                }
+                worst = Math.max(worst, Math.abs(dot - viaEntry[t * stride + 1 + r]) / Math.sqrt(cols));
+            }
+            for (int r = 0; r < rows / 8 * 8; r++) {
+                assertEquals(panels[t * stride + 1 + r], viaEntry[t * stride + 1 + r], 0f, "token " + t + ", row " + r);
             }
         }
         assertTrue(worst < 1e-5, "max scaled abs diff " + worst);
