@@ -85,7 +85,8 @@ public final class GemmCpuTime {
                 PackedGemm.multiply(m, pool, in, out, m.rows(), 0);
                 PackedGemm.blockAboveFloats = was;
             }
-            // the format's own prefill path (Q4_0 and Q4_K on 8-lane machines: int8 activations, quant.Int8Gemm)
+            // the format's own prefill path (8 lanes: Q4_0 on quant.Int8Gemm, Q4_K too with -Dedgelm.q4k.int8gemm=true;
+            // 16 lanes: Q4_0 and Q4_K on quant.Q4_0Gemm's integer tile)
             case "own" -> m.matmul(pool, in, out);
             default -> throw new IllegalArgumentException("kernel " + kernel);
         }

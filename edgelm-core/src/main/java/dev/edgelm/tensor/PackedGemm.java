@@ -23,8 +23,8 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Each output is the same chain of float FMAs over the columns in order as {@link FloatGemm#panelTile}, so the
  * two give identical results on the rows of whole 8-row tiles (the old path's remainder rows are dot products).
- * With 16 lanes or more {@link WeightMatrix#matmul} keeps the 8-row kernel (the vision tower's long rows come here
- * through {@link #matmul}, for the panel blocks). {@code -Dedgelm.gemm.legacy=true}
+ * With 16 lanes or more {@link WeightMatrix#matmul} keeps its panel kernel (12-row tiles by default there; the vision
+ * tower's long rows come here through {@link #matmul}, for the panel blocks). {@code -Dedgelm.gemm.legacy=true}
  * makes the text path use the 8-row kernel on AVX2 too (to measure against it).
  */
 public final class PackedGemm {
@@ -54,6 +54,12 @@ public final class PackedGemm {
     private PackedGemm() {}
 
     /** {@code out[t * rows + r] = dot(row r of w, token t of in)}: the dense layout. */
+    /**
+     * The shortest rows that take this tile on 16 lanes (the vision MLP down: 3072 values at 0.8B, 4096 at 2B); the
+     * encoder's other linears (768 or 1024 values) are faster on the panel kernel at every image size.
+     */
+    static int longRows = 3072;
+
     public static void matmul(Parallel pool, WeightMatrix w, Activations in, float[] out) {
         matmul(pool, w, in, out, w.rows(), 0);
     }
@@ -67,11 +73,12 @@ public final class PackedGemm {
      * 8-row kernel lacks: one thread, thread CPU time, F16, 1024 patches, AVX-512, alternating in one JVM,
      * 1024 x 4096 (2B MLP down) 202.8-209.1 GFLOP per CPU-second against 187.4-188.8 (and 155.6-175.5 in an
      * earlier round), 768 x 3072 (0.8B) 210.8-216.4 against 213.4-216.8 (the same). The shorter rows stay on the 8-row
-     * kernel, which wins there (3072 x 768: 202.5-209.0 against 181.9-189.0 for this tile). Each output is the
-     * same FMA chain as the 8-row kernel's on its whole 8-row tiles, so the bits do not change.
+     * kernel, which wins there (3072 x 768: 202.5-209.0 against 181.9-189.0 for this tile), also when a large image's
+     * packed activations pass the bound: only rows of {@link #longRows} values or more take this route. Each output
+     * is the same FMA chain as the panel kernel's on its whole 8-row tiles, so the bits do not change.
      */
     public static void matmul(Parallel pool, WeightMatrix w, Activations in, float[] out, int outStride, int outOff) {
-        boolean wide = L > 8 && (long) in.panelCount() * PANEL * w.cols() > blockAboveFloats;
+        boolean wide = L > 8 && w.cols() >= longRows && (long) in.panelCount() * PANEL * w.cols() > blockAboveFloats;
         if ((wide || (!ENABLED && L == 8)) && in.tokens() >= PANEL / 2 && !in.isEachToken()) {
             if (in.cols() != w.cols()) {
                 throw new IllegalArgumentException(w + " multiplies rows of " + w.cols() + " values, got " + in.cols());

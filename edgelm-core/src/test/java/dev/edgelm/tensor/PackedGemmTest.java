@@ -70,13 +70,15 @@ class PackedGemmTest {
     }
 
     /**
-     * The 12-row panel tile (16-lane vectors) against the 8-row one and the definition: row counts that leave a last
-     * 8-row tile (padded to 12), 12-row tiles only, remainder rows, and thread shares that are not multiples of 12.
-     * Each result is one FMA chain over the columns in both, so the rows of whole 8-row tiles have the same bits.
+     * The 12-row panel tile (16-lane vectors) against the 8-row one and the definition. The pool hands each thread
+     * chunks of whole 8-row tiles (up to 8 chunks per thread), so only chunks of 24 rows or more reach the 12-row
+     * tile: one thread's 24, 36, 48 and 100 rows, two threads' 416 (chunks of 24-32 rows: 12-row tiles, an 8-row
+     * tile padded to 12, remainder rows); the small cases check that the 8-row path is untouched. Each result is one
+     * FMA chain over the columns in both, so the rows of whole 8-row tiles have the same bits.
      */
     @ParameterizedTest
     @CsvSource({"8,40,70,1", "12,33,64,1", "20,64,48,2", "24,16,100,2", "36,100,33,1", "44,70,40,2", "101,35,24,2",
-            "200,64,32,2"})
+            "200,64,32,2", "24,33,64,1", "48,70,40,1", "100,37,24,1", "416,40,32,2"})
     void wideTileGivesTheBitsOfTheEightRowTile(int rows, int tokens, int cols, int threads) {
         SplittableRandom rnd = new SplittableRandom(rows * 7919L + tokens * 131L + cols);
         MemorySegment seg = MemorySegment.ofArray(new byte[2 * rows * cols]);
@@ -163,7 +165,8 @@ class PackedGemmTest {
     }
 
     /**
-     * Through the vision entry, activations past {@link PackedGemm#blockAboveFloats} (shrunk here to nothing) take
+     * Through the vision entry, activations past {@link PackedGemm#blockAboveFloats} of rows of at least {@link
+     * PackedGemm#longRows} values (both shrunk here to nothing) take
      * the 6-row tile with its panel blocks at every vector width: the definition, the bits of {@link
      * PackedGemm#multiply} itself, and on the rows of whole 8-row tiles the bits of the 8-row kernel.
      */
@@ -185,8 +188,10 @@ class PackedGemmTest {
         float[] tile = new float[tokens * stride];
         float[] panels = new float[tokens * stride];
         int above = PackedGemm.blockAboveFloats, panel = PackedGemm.panelBlockFloats, group = PackedGemm.groupFloats;
+        int longRows = PackedGemm.longRows;
         try (Parallel pool = new Parallel(threads)) {
             PackedGemm.blockAboveFloats = 0;
+            PackedGemm.longRows = 0;
             PackedGemm.panelBlockFloats = 2 * FloatGemm.PANEL * cols;
             PackedGemm.groupFloats = 12 * cols;
             PackedGemm.matmul(pool, w, new Activations().set(x, tokens, cols), viaEntry, stride, 1);
@@ -194,6 +199,7 @@ class PackedGemmTest {
             w.matmulPanels(pool, new Activations().set(x, tokens, cols), panels, stride, 1);
         } finally {
             PackedGemm.blockAboveFloats = above;
+            PackedGemm.longRows = longRows;
             PackedGemm.panelBlockFloats = panel;
             PackedGemm.groupFloats = group;
         }

@@ -23,7 +23,7 @@ import jdk.incubator.vector.VectorSpecies;
  * and multiply. Whole 3584 x 1024 x 256 matmuls on one thread: Q4_0 50 against the float path's 41 GFLOP per
  * CPU-second, Q4_K 61 against 54 (docs/lab/prefill.md, round 2). Measured again, Q4_K lost to the float 6-row tile
  * (Zen 3, quiet: 48.9 against 74.8; a Zen 5 under {@code -XX:UseAVX=2}: 84-102 against 98-118), so Q4_K takes this
- * kernel only with {@code -Dedgelm.q4k.int8gemm=true} ({@link Q4_KMatrix#INT8_ON_8_LANES}); Q4_0 keeps it.
+ * kernel only with {@code -Dedgelm.q4k.int8gemm=true} ({@link Q4_KMatrix#INT8_PREFILL}); Q4_0 keeps it.
  *
  * <p>A block's weights are small integers {@code q} with a scale and a bias, {@code value = scale * q + bias}
  * ({@link Int8Rows}): Q4_0 is {@code d * (nibble - 8)}; Q4_K is {@code d * sc * nibble - dmin * m}, i.e. {@code q =

@@ -120,23 +120,29 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
         return Simd.sum(accLo.add(accHi).add(accLo2.add(accHi2))) - offsets;
     }
 
-    /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
     /**
-     * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks as llama.cpp does
+     * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks (32 values, fp16 scale;
+     * llama.cpp rounds them for Q4_K to Q8_K, 256-value blocks with a float scale)
      * ({@link Q4_0Gemm} with 16-lane vectors; {@link Int8Gemm} with 8 lanes when asked); decode and shorter chunks always
      * multiply float activations.
      */
     public static boolean roundsPrefillActivations() {
-        return Q4_0Gemm.ENABLED || INT8_ON_8_LANES && Int8Gemm.ENABLED;
+        return INT8_PREFILL && (Q4_0Gemm.ENABLED || Int8Gemm.ENABLED);
     }
 
     /**
-     * Whether 8-lane (AVX2) machines multiply Q4_K chunks through {@link Int8Gemm} ({@code -Dedgelm.q4k.int8gemm=true});
-     * by default they take the float 6-row tile, which ran faster: 3584 x 1024 x 256, one thread, GFLOP per CPU-second
-     * in one JVM, alternating: 74.8 against 48.9 on the Zen 3 host; 98-118 against 84-102 on a Zen 5 restricted to
-     * AVX2 ({@code -XX:UseAVX=2}); the 1024 x 3584 shape level (112-120 against 97-121).
+     * Whether Q4_K prefill chunks round the activations to int8 and multiply on the integer tiles ({@link Int8Gemm}
+     * on 8 lanes, {@link Q4_0Gemm}'s on 16): only with {@code -Dedgelm.q4k.int8gemm=true}. By default they take the
+     * float tiles. On 8 lanes the float 6-row tile ran faster alone (3584 x 1024 x 256, one thread, GFLOP per
+     * CPU-second, alternating: 74.8 against 48.9 on the Zen 3 host; 98-118 against 84-102 on a Zen 5 restricted to
+     * AVX2 with {@code -XX:UseAVX=2}) and level in the whole 0.8B Q4_K_M prefill (the same proxy, alternating, load
+     * 2.1-2.5: 193, 191, 182 against 191, 198, 194 tokens/s). On 16 lanes the integer tile wins alone (233-250 against
+     * 189-210) but loses in the model: the 0.8B Q4_K_M file, alternating, load 0.6-2.0, prefilled 190 and 244
+     * tokens/s with it against 345 and 331 without, and then decoded at 9.4 and 7.1 tokens/s against 27.3 and 25.1
+     * (after the integer tile's short-vector code has run, C2 compiles the K-quant decode kernels with boxed
+     * vectors: docs/lab/kquant-decode.md).
      */
-    static final boolean INT8_ON_8_LANES = Boolean.getBoolean("edgelm.q4k.int8gemm");
+    static final boolean INT8_PREFILL = Boolean.getBoolean("edgelm.q4k.int8gemm");
 
     /**
      * {@link Int8Gemm}'s form of a row: per sub-block of 32, {@code q = nibble - 8} (in [-8, 7]), {@code scale = d *
@@ -180,11 +186,11 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
-        if (INT8_ON_8_LANES && Int8Gemm.takes(in.tokens())) {
+        if (INT8_PREFILL && Int8Gemm.takes(in.tokens())) {
             Int8Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
         }
-        if (Q4_0Gemm.takes(in.tokens())) {
+        if (INT8_PREFILL && Q4_0Gemm.takes(in.tokens())) {
             Q4_0Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
         }

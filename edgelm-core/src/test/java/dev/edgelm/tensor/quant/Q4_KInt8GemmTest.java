@@ -50,9 +50,10 @@ class Q4_KInt8GemmTest {
 
     @Test
     void matchesQ4_KTimesGgmlQ8_0Activations() {
-        // 16-lane vectors: Q4_K prefill itself (Q4_0Gemm); 8 lanes: Int8Gemm, which Q4_K takes only when asked
-        boolean own = Q4_KMatrix.roundsPrefillActivations();
-        assumeTrue(own || Int8Gemm.ENABLED, "no int8-activation kernel at this vector width");
+        // the integer tiles Q4_K takes with -Dedgelm.q4k.int8gemm=true, called directly: Q4_0Gemm's on 16-lane
+        // vectors, Int8Gemm on 8 lanes
+        boolean wide = Q4_0Gemm.ENABLED;
+        assumeTrue(wide || Int8Gemm.ENABLED, "no int8-activation kernel at this vector width");
         Random r = new Random(11);
         int rows = 43; // not a multiple of the 4-row tile
         int cols = 3 * 256;
@@ -91,8 +92,8 @@ class Q4_KInt8GemmTest {
                     }
                     int stride = rows + 3;
                     float[] out = new float[n * stride];
-                    if (own) {
-                        m.matmul(pool, new Activations().set(x, n, cols), out, stride, 2);
+                    if (wide) {
+                        Q4_0Gemm.matmul(m, pool, new Activations().set(x, n, cols), out, stride, 2);
                     } else {
                         Int8Gemm.matmul(m, pool, new Activations().set(x, n, cols), out, stride, 2);
                     }
