@@ -3,6 +3,7 @@ package dev.edgelm.cli;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.edgelm.server.ChatClient;
+import dev.edgelm.server.SamplingRange;
 import dev.edgelm.util.Console;
 import dev.edgelm.util.EdgeLmException;
 import java.io.PrintWriter;
@@ -145,16 +146,6 @@ final class RemoteChatRepl {
         if (!Double.isFinite(v)) {
             throw new EdgeLmException("/set " + key + ": must be a finite number, got " + v);
         }
-        // the API's ranges beyond the engine's (llama-server's and OpenAI's): see the server's Sampling.parse
-        double[] range = switch (key) {
-            case "temperature", "repeat_penalty" -> new double[] {0, 100};
-            case "presence_penalty", "frequency_penalty" -> new double[] {-2, 2};
-            default -> null; // top_p and min_p: the engine's (0, 1] and [0, 1] are the API's too
-        };
-        if (range != null && (v < range[0] || v > range[1])) {
-            double min = range[0], max = range[1];
-            throw new EdgeLmException("/set " + key + ": must be between " + fmt(min) + " and " + fmt(max) + ", got " + fmt(v));
-        }
         dev.edgelm.engine.GenerationOptions.Builder b = dev.edgelm.engine.GenerationOptions.builder();
         try {
             switch (key) {
@@ -168,6 +159,12 @@ final class RemoteChatRepl {
             }
         } catch (EdgeLmException e) {
             throw new EdgeLmException("/set " + key + ": " + e.getMessage());
+        }
+        // then the API's ranges, where they are narrower than the engine's
+        SamplingRange range = SamplingRange.of(key);
+        if (range != null && !range.contains(v)) {
+            throw new EdgeLmException("/set " + key + ": must be between " + fmt(range.min()) + " and " + fmt(range.max())
+                    + ", got " + fmt(v));
         }
         return v;
     }

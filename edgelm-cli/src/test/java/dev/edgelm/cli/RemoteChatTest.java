@@ -87,19 +87,19 @@ class RemoteChatTest {
             assertTrue(after.contains("(stopped)"), after);
             assertTrue(!after.contains(text("turn2_reply").substring(0, 40)), "the reply did not run on: " + after);
 
-            type(keys, "/set temperature NaN\n"); // refused as a local run refuses it, not sent (JSON has no NaN)
-            await(screen, "error: /set temperature: must be a finite number", 1, exit, err);
-            type(keys, "/set top_p 0\n");
-            await(screen, "error: /set top_p: top-p must be in (0, 1]", 1, exit, err);
-            // the API's ranges too: the server would refuse every later turn with a 400
-            type(keys, "/set temperature 150\n");
-            await(screen, "error: /set temperature: must be between 0 and 100, got 150", 1, exit, err);
-            type(keys, "/set presence_penalty 3\n");
-            await(screen, "error: /set presence_penalty: must be between -2 and 2, got 3", 1, exit, err);
-            type(keys, "/set top_k 3000000000\n");
-            await(screen, "error: /set top_k: must be between 0 and 2147483647, got 3000000000", 1, exit, err);
-            type(keys, "/set seed 1e19\n");
-            await(screen, "error: /set seed: '1e19' is not a whole number", 1, exit, err);
+            // each refused as a local run refuses it, or as the API would (then every later turn would be a 400),
+            // and not kept: JSON has no NaN
+            String[][] refused = {
+                {"/set temperature NaN", "error: /set temperature: must be a finite number"},
+                {"/set top_p 0", "error: /set top_p: top-p must be in (0, 1]"},
+                {"/set temperature 150", "error: /set temperature: must be between 0 and 100, got 150"},
+                {"/set presence_penalty 3", "error: /set presence_penalty: must be between -2 and 2, got 3"},
+                {"/set top_k 3000000000", "error: /set top_k: must be between 0 and 2147483647, got 3000000000"},
+                {"/set seed 1e19", "error: /set seed: '1e19' is not a whole number"}};
+            for (String[] c : refused) {
+                type(keys, c[0] + "\n");
+                await(screen, c[1], 1, exit, err);
+            }
             type(keys, "/save x.json\n");
             await(screen, "not available with --server", 1, exit, err);
             type(keys, "/bye\n");

@@ -17,21 +17,32 @@ import org.junit.jupiter.params.provider.CsvSource;
  * on the rows its 8-row tiles cover (the same FMA chain per output).
  */
 class PackedGemmTest {
+    private static final ValueLayout.OfShort LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private static float[] gaussian(int n, SplittableRandom rnd) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = (float) rnd.nextGaussian();
+        }
+        return a;
+    }
+
+    /** Little-endian F16 weights, rows x cols of them, from the generator. */
+    private static MemorySegment randomF16(int rows, int cols, SplittableRandom rnd) {
+        MemorySegment seg = MemorySegment.ofArray(new byte[2 * rows * cols]);
+        for (long i = 0; i < (long) rows * cols; i++) {
+            seg.set(LE, 2 * i, Float.floatToFloat16((float) rnd.nextGaussian()));
+        }
+        return seg;
+    }
 
     @ParameterizedTest
     @CsvSource({"13,37,70,2", "6,16,8,1", "64,100,33,2", "1,9,5,2", "23,8,16,2", "50,3,40,2", "100,256,96,2", "37,12,300,1"})
     void matchesTheDefinition(int rows, int tokens, int cols, int threads) {
         SplittableRandom rnd = new SplittableRandom(rows * 1009L + tokens * 31L + cols);
-        MemorySegment seg = MemorySegment.ofArray(new byte[2 * rows * cols]);
-        ValueLayout.OfShort le = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        for (long i = 0; i < (long) rows * cols; i++) {
-            seg.set(le, 2 * i, Float.floatToFloat16((float) rnd.nextGaussian()));
-        }
+        MemorySegment seg = randomF16(rows, cols, rnd);
         WeightMatrix w = new F16Matrix(seg, rows, cols);
-        float[] x = new float[tokens * cols];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) rnd.nextGaussian();
-        }
+        float[] x = gaussian(tokens * cols, rnd);
         int stride = rows + 3;
         float[] out = new float[tokens * stride];
         float[] plain = new float[tokens * stride];
@@ -53,7 +64,7 @@ class PackedGemmTest {
             for (int r = 0; r < rows; r++) {
                 double dot = 0;
                 for (int k = 0; k < cols; k++) {
-                    dot += (double) Float.float16ToFloat(seg.get(le, 2L * (r * cols + k))) * x[t * cols + k];
+                    dot += (double) Float.float16ToFloat(seg.get(LE, 2L * (r * cols + k))) * x[t * cols + k];
                 }
                 worst = Math.max(worst, Math.abs(dot - out[t * stride + 2 + r]) / Math.sqrt(cols));
             }
@@ -81,16 +92,9 @@ class PackedGemmTest {
             "200,64,32,2", "24,33,64,1", "48,70,40,1", "100,37,24,1", "416,40,32,2"})
     void wideTileGivesTheBitsOfTheEightRowTile(int rows, int tokens, int cols, int threads) {
         SplittableRandom rnd = new SplittableRandom(rows * 7919L + tokens * 131L + cols);
-        MemorySegment seg = MemorySegment.ofArray(new byte[2 * rows * cols]);
-        ValueLayout.OfShort le = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        for (long i = 0; i < (long) rows * cols; i++) {
-            seg.set(le, 2 * i, Float.floatToFloat16((float) rnd.nextGaussian()));
-        }
+        MemorySegment seg = randomF16(rows, cols, rnd);
         WeightMatrix w = new F16Matrix(seg, rows, cols);
-        float[] x = new float[tokens * cols];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) rnd.nextGaussian();
-        }
+        float[] x = gaussian(tokens * cols, rnd);
         int stride = rows + 3;
         float[] wide = new float[tokens * stride];
         float[] narrow = new float[tokens * stride];
@@ -103,7 +107,7 @@ class PackedGemmTest {
             for (int r = 0; r < rows; r++) {
                 double dot = 0;
                 for (int k = 0; k < cols; k++) {
-                    dot += (double) Float.float16ToFloat(seg.get(le, 2L * (r * cols + k))) * x[t * cols + k];
+                    dot += (double) Float.float16ToFloat(seg.get(LE, 2L * (r * cols + k))) * x[t * cols + k];
                 }
                 worst = Math.max(worst, Math.abs(dot - wide[t * stride + 2 + r]) / Math.sqrt(cols));
             }
@@ -124,15 +128,9 @@ class PackedGemmTest {
     void blockedLoopGivesTheSameBits(int rows, int tokens, int cols, int threads) {
         // at any vector width: the text path's kernel on 8 lanes, the vision tower's long rows on wider ones
         SplittableRandom rnd = new SplittableRandom(rows * 7L + tokens * 13L + cols);
-        float[] wf = new float[rows * cols];
-        for (int i = 0; i < wf.length; i++) {
-            wf[i] = (float) rnd.nextGaussian();
-        }
+        float[] wf = gaussian(rows * cols, rnd);
         WeightMatrix w = new F32Matrix(MemorySegment.ofArray(wf), rows, cols);
-        float[] x = new float[tokens * cols];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) rnd.nextGaussian();
-        }
+        float[] x = gaussian(tokens * cols, rnd);
         int stride = rows + 1;
         float[] plain = new float[tokens * stride];
         float[] blocked = new float[tokens * stride];
@@ -174,15 +172,9 @@ class PackedGemmTest {
     @CsvSource({"13,37,70,2", "64,100,33,2", "24,40,40,1", "31,70,19,2"})
     void longRowsTakeTheBlockedTile(int rows, int tokens, int cols, int threads) {
         SplittableRandom rnd = new SplittableRandom(rows * 5L + tokens * 17L + cols);
-        float[] wf = new float[rows * cols];
-        for (int i = 0; i < wf.length; i++) {
-            wf[i] = (float) rnd.nextGaussian();
-        }
+        float[] wf = gaussian(rows * cols, rnd);
         WeightMatrix w = new F32Matrix(MemorySegment.ofArray(wf), rows, cols);
-        float[] x = new float[tokens * cols];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) rnd.nextGaussian();
-        }
+        float[] x = gaussian(tokens * cols, rnd);
         int stride = rows + 2;
         float[] viaEntry = new float[tokens * stride];
         float[] tile = new float[tokens * stride];

@@ -14,13 +14,15 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.ConnectException;
+import java.net.HttpURLConnection;
 import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
-import java.net.UnknownHostException;
-import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.URL;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
@@ -39,7 +41,7 @@ public final class ChatClient {
     private final String server;
     private final String apiKey;
     /** The chats under way, for {@link #cancel}. */
-    private final java.util.Set<Call> calls = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Call> calls = ConcurrentHashMap.newKeySet();
 
     /**
      * One chat: whether it was cancelled and the virtual thread that reads its stream. {@link #cancel} and the end

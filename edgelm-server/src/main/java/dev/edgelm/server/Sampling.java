@@ -12,20 +12,25 @@ record Sampling(Integer maxTokens, Double temperature, Double topP, Integer topK
                 List<String> stop, Double presencePenalty, Double frequencyPenalty, Double repeatPenalty) {
     static final int MAX_STOPS = 16;
 
+    private static Double number(ObjectNode body, String field) {
+        SamplingRange range = SamplingRange.of(field);
+        return Json.number(body, field, field, range.min(), range.max());
+    }
+
     static Sampling parse(ObjectNode body) {
         Long max = Json.integer(body, "max_tokens", "max_tokens", 1, Integer.MAX_VALUE);
         Long maxCompletion = Json.integer(body, "max_completion_tokens", "max_completion_tokens", 1, Integer.MAX_VALUE);
         Long nPredict = Json.integer(body, "n_predict", "n_predict", -1, Integer.MAX_VALUE); // llama.cpp: -1 = no limit
         Long limit = nPredict != null ? (nPredict <= 0 ? null : nPredict) : maxCompletion != null ? maxCompletion : max;
-        Double temperature = Json.number(body, "temperature", "temperature", 0, 100);
-        Double topP = Json.number(body, "top_p", "top_p", 0, 1);
+        Double temperature = number(body, "temperature");
+        Double topP = number(body, "top_p");
         Long topK = Json.integer(body, "top_k", "top_k", 0, Integer.MAX_VALUE);
-        Double minP = Json.number(body, "min_p", "min_p", 0, 1);
+        Double minP = number(body, "min_p");
         Long seed = Json.integer(body, "seed", "seed", Long.MIN_VALUE, Long.MAX_VALUE);
         List<String> stop = Json.stops(body, "stop", MAX_STOPS);
-        Double presence = Json.number(body, "presence_penalty", "presence_penalty", -2, 2);
-        Double frequency = Json.number(body, "frequency_penalty", "frequency_penalty", -2, 2);
-        Double repeat = Json.number(body, "repeat_penalty", "repeat_penalty", 0, 100);
+        Double presence = number(body, "presence_penalty");
+        Double frequency = number(body, "frequency_penalty");
+        Double repeat = number(body, "repeat_penalty");
         return new Sampling(limit == null ? null : limit.intValue(), temperature, topP, topK == null ? null : topK.intValue(),
                 minP, seed, stop, presence, frequency, repeat);
     }

@@ -139,7 +139,7 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     /**
      * The 8-lane (AVX2) shape written out: a block is two 8-byte loads widened to int lanes (values 0..7 and
      * 8..15 in the low nibbles, 16..23 and 24..31 in the high ones), the four products summed in one chain,
-     * then one multiply-add with the block's scale; lanes summed by {@link Simd#sum8}.
+     * then one multiply-add with the block's scale; lanes summed by {@link Simd#sum}.
      */
     private float dot8(int row, float[] x, int xOff) {
         long o = row * rowBytes;
@@ -158,7 +158,7 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     .fma(FloatVector.fromArray(F, x, e + 24), s);
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
-        return Simd.sum8(acc);
+        return Simd.sum(acc);
     }
 
     /**

@@ -265,7 +265,7 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                 scales = scales.rearrange(ROTATE2_8);
             }
         }
-        return Simd.sum8(acc0.add(acc1)) - Simd.sum8(accMin);
+        return Simd.sum(acc0.add(acc1)) - Simd.sum(accMin);
     }
 
     /**

@@ -187,7 +187,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                 qh = qh.lanewise(VectorOperators.LSHR, 2);
             }
         }
-        return Simd.sum8(acc0.add(acc1)) - Simd.sum8(accMin);
+        return Simd.sum(acc0.add(acc1)) - Simd.sum(accMin);
     }
 
     /**

@@ -268,7 +268,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                 scales = scales1;
             }
         }
-        return Simd.sum8(acc0.add(acc1).add(acc2.add(acc3))) * 0x1p-24f;
+        return Simd.sum(acc0.add(acc1).add(acc2.add(acc3))) * 0x1p-24f;
     }
 
     /**

@@ -127,7 +127,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
      * {@code q * 2^24}, exactly. So one load, three shifts and three ands replace four widening loads
      * ({@code vpmovsxbd}), and the 2^24 comes off the sum at the end (a power of two: exact). Per block: the
      * four products summed in one chain, then one multiply-add with the block's scale; lanes summed by
-     * {@link Simd#sum8}.
+     * {@link Simd#sum}.
      */
     private float dot8(int row, float[] xi, int xOff) {
         long o = row * rowBytes;
@@ -145,7 +145,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             s = q3.fma(FloatVector.fromArray(F, xi, e + 24), s);
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
-        return Simd.sum8(acc) * 0x1p-24f;
+        return Simd.sum(acc) * 0x1p-24f;
     }
 
     /**

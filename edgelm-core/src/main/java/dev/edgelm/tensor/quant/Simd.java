@@ -75,13 +75,8 @@ final class Simd {
         return v.add(v.rearrange(SWAP1)).lane(0);
     }
 
-    /** {@link #sum} of an 8-lane vector (the written-out AVX2 kernels, {@link #K8}). */
-    static float sum8(FloatVector v) {
-        return sum(v);
-    }
-
     /**
-     * {@link #sum8(FloatVector)} of the eight values at {@code a[off..]}, in the same order (so the same bits):
+     * {@link #sum} of an 8-lane vector, of the eight values at {@code a[off..]}, in the same order (so the same bits):
      * the many-token kernels store their accumulators and sum them here, because C2 stops inlining calls
      * into a method that large (NodeCountInliningCutoff) and would box every vector passed to one.
      */
