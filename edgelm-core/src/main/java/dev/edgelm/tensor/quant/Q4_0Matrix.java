@@ -49,9 +49,9 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
                 for (int p = 0; p < P; p++) {
                     IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
-                    ((FloatVector) w.and(0x0F).sub(8).convert(VectorOperators.I2F, 0)).mul(d)
+                    ((FloatVector) w.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0)).mul(d)
                             .intoArray(dst, e + c + p * L);
-                    ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0))
+                    ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0))
                             .mul(d).intoArray(dst, e + 16 + c + p * L);
                 }
             }
@@ -123,9 +123,9 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                 ByteVector q = ByteVector.fromMemorySegment(B, data, o + 2 + c, LE);
                 for (int p = 0; p < P; p++) {
                     IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
-                    FloatVector lo = (FloatVector) w.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
+                    FloatVector lo = (FloatVector) w.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
                     FloatVector hi = (FloatVector) w.lanewise(VectorOperators.LSHR, 4).sub(8)
-                            .convert(VectorOperators.I2F, 0);
+                            .convertShape(VectorOperators.I2F, F, 0);
                     int i = xi + c + p * L;
                     s = lo.fma(FloatVector.fromArray(F, x, i), s);
                     s = hi.fma(FloatVector.fromArray(F, x, i + 16), s);
@@ -150,11 +150,11 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
             IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            FloatVector s = ((FloatVector) a.and(0x0F).sub(8).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, e));
-            s = ((FloatVector) b.and(0x0F).sub(8).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, e + 8), s);
-            s = ((FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0))
+            FloatVector s = ((FloatVector) a.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, e));
+            s = ((FloatVector) b.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, e + 8), s);
+            s = ((FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0))
                     .fma(FloatVector.fromArray(F, x, e + 16), s);
-            s = ((FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0))
+            s = ((FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0))
                     .fma(FloatVector.fromArray(F, x, e + 24), s);
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
@@ -182,10 +182,10 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
             IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             FloatVector s0 = v0.mul(FloatVector.fromArray(F, xt, e));
             s0 = v1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
@@ -255,10 +255,10 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
             IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             FloatVector s0 = v0.mul(FloatVector.fromArray(F, xt, e));
             s0 = v1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
@@ -302,10 +302,10 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
             IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
-            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
+            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
             FloatVector s0 = v0.mul(FloatVector.fromArray(F, xt, e));
             s0 = v1.fma(FloatVector.fromArray(F, xt, e + 8), s0);

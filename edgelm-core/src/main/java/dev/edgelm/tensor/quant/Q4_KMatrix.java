@@ -55,8 +55,8 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     ByteVector q = ByteVector.fromMemorySegment(B, data, o + 16 + 32 * g + c, LE);
                     for (int p = 0; p < P; p++) {
                         IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
-                        ((FloatVector) w.and(0x0F).convert(VectorOperators.I2F, 0)).mul(d1).sub(m1).intoArray(dst, e + c + p * L);
-                        ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(d2).sub(m2)
+                        ((FloatVector) w.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(d1).sub(m1).intoArray(dst, e + c + p * L);
+                        ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(d2).sub(m2)
                                 .intoArray(dst, e + 32 + c + p * L);
                     }
                 }
@@ -98,8 +98,8 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     for (int p = 0; p < P; p++) {
                         IntVector w = (IntVector) q.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p);
                         int i = xi + 64 * g + c + p * L;
-                        lo = ((FloatVector) w.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, i), lo);
-                        hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0))
+                        lo = ((FloatVector) w.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, i), lo);
+                        hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0))
                                 .fma(FloatVector.fromArray(F, x, i + 32), hi);
                     }
                 }
@@ -239,26 +239,26 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     .or(raw0.lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
             IntVector sc = raw0.blend(raw1, KScales.UPPER4).and(KScales.MASK_LOW8)
                     .or(raw0.rearrange(KScales.SPREAD).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
-            FloatVector scales = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o));
-            FloatVector mins = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o + 2));
+            FloatVector scales = ((FloatVector) sc.convertShape(VectorOperators.I2F, F, 0)).mul(Simd.fp16(data, o));
+            FloatVector mins = ((FloatVector) mn.convertShape(VectorOperators.I2F, F, 0)).mul(Simd.fp16(data, o + 2));
             accMin = mins.fma(FloatVector.fromArray(F, xSums, k), accMin);
             for (int g = 0; g < 4; g++) {
                 IntVector w = IntVector.fromMemorySegment(I, data, o + 16 + 32 * g, LE);
                 int v = e + 64 * g;
-                FloatVector lo = ((FloatVector) w.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, xi, v));
-                FloatVector hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).and(0x0F).convert(VectorOperators.I2F, 0))
+                FloatVector lo = ((FloatVector) w.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, xi, v));
+                FloatVector hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 4).and(0x0F).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, xi, v + 32));
-                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 8).and(0x0F).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 8).and(0x0F).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 8), lo);
-                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 12).and(0x0F).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 12).and(0x0F).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 40), hi);
-                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 16).and(0x0F).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 16).and(0x0F).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 16), lo);
-                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 20).and(0x0F).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 20).and(0x0F).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 48), hi);
-                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 24).and(0x0F).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) w.lanewise(VectorOperators.LSHR, 24).and(0x0F).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 24), lo);
-                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) w.lanewise(VectorOperators.LSHR, 28).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 56), hi);
                 acc0 = lo.fma(scales.rearrange(LANE0_8), acc0);
                 acc1 = hi.fma(scales.rearrange(LANE1_8), acc1);
@@ -292,53 +292,62 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     .and(KScales.MASK_LOW)
                     .or(raw.rearrange(KScales.PICK_HIGH).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH));
             // lanes 0..7: dmin * min, lanes 8..15: d * scale
-            FloatVector sm = ((FloatVector) six.convert(VectorOperators.I2F, 0))
+            FloatVector sm = ((FloatVector) six.convertShape(VectorOperators.I2F, F, 0))
                     .mul(FloatVector.broadcast(F, Simd.fp16(data, o + 2)).blend(Simd.fp16(data, o), KScales.SCALE_LANES));
             int xi = xOff + b * BLOCK;
             accMin = sm.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
             { // group 0: sub-blocks 0 (low nibbles) and 1 (high)
                 IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
                 IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 32));
-                lo = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 16), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 48), hi);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 32));
+                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 16), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 48), hi);
                 acc0 = lo.fma(sm.rearrange(LANE8), acc0);
                 acc1 = hi.fma(sm.rearrange(LANE9), acc1);
             }
             { // group 1: sub-blocks 2 and 3
                 IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
                 IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 64));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 96));
-                lo = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 80), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 112), hi);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 64));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 96));
+                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 80), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 112), hi);
                 acc2 = lo.fma(sm.rearrange(LANE10), acc2);
                 acc3 = hi.fma(sm.rearrange(LANE11), acc3);
             }
             { // group 2: sub-blocks 4 and 5
                 IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
                 IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 128));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 160));
-                lo = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 144), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 176), hi);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 128));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 160));
+                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 144), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 176), hi);
                 acc0 = lo.fma(sm.rearrange(LANE12), acc0);
                 acc1 = hi.fma(sm.rearrange(LANE13), acc1);
             }
             { // group 3: sub-blocks 6 and 7
                 IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
                 IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 192));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, xi + 224));
-                lo = ((FloatVector) w1.and(0x0F).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 208), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, x, xi + 240), hi);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 192));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 224));
+                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 208), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 240), hi);
                 acc2 = lo.fma(sm.rearrange(LANE14), acc2);
                 acc3 = hi.fma(sm.rearrange(LANE15), acc3);
             }
         }
-        return Simd.sum(acc0.add(acc1).add(acc2.add(acc3)))
-                - Simd.sum(FloatVector.zero(F).blend(accMin, KScales.MIN_LANES));
+        // Simd.sum's steps written out (same order, same bits) for both sums: C2 does not inline a call into a method
+        // this large (NodeCountInliningCutoff) and would box the vectors passed to Simd.sum, allocations per row
+        FloatVector v = acc0.add(acc1).add(acc2.add(acc3));
+        FloatVector m = FloatVector.zero(F).blend(accMin, KScales.MIN_LANES);
+        v = v.add(v.rearrange(Simd.SWAP8));
+        m = m.add(m.rearrange(Simd.SWAP8));
+        v = v.add(v.rearrange(Simd.SWAP4));
+        m = m.add(m.rearrange(Simd.SWAP4));
+        v = v.add(v.rearrange(Simd.SWAP2));
+        m = m.add(m.rearrange(Simd.SWAP2));
+        return v.add(v.rearrange(Simd.SWAP1)).lane(0) - m.add(m.rearrange(Simd.SWAP1)).lane(0);
     }
 
     // 8 lanes: broadcast lane 0 / lane 1, and rotate down by two lanes (lane i takes lane i + 2).

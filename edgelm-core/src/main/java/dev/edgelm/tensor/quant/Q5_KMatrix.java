@@ -60,7 +60,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                         IntVector q = ((IntVector) qs.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p))
                                 .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and(0x0F)
                                 .or(h.lanewise(VectorOperators.LSHR, j).and(1).lanewise(VectorOperators.LSHL, 4));
-                        ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
+                        ((FloatVector) q.convertShape(VectorOperators.I2F, F, 0)).mul(dj).sub(mj).intoArray(dst, e + c + p * L);
                     }
                 }
             }
@@ -98,7 +98,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                         IntVector q = ((IntVector) qs.convertShape(VectorOperators.ZERO_EXTEND_B2I, I, p))
                                 .lanewise(VectorOperators.LSHR, 4 * (j & 1)).and(0x0F)
                                 .or(h.lanewise(VectorOperators.LSHR, j).and(1).lanewise(VectorOperators.LSHL, 4));
-                        s = ((FloatVector) q.convert(VectorOperators.I2F, 0)).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
+                        s = ((FloatVector) q.convertShape(VectorOperators.I2F, F, 0)).fma(dj, mj).fma(FloatVector.fromArray(F, x, xi + c + p * L), s);
                     }
                 }
                 acc = acc.add(s);
@@ -155,8 +155,8 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                     .or(raw0.lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
             IntVector sc = raw0.blend(raw1, KScales.UPPER4).and(KScales.MASK_LOW8)
                     .or(raw0.rearrange(KScales.SPREAD).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH8));
-            FloatVector scales = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o));
-            FloatVector mins = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(Simd.fp16(data, o + 2));
+            FloatVector scales = ((FloatVector) sc.convertShape(VectorOperators.I2F, F, 0)).mul(Simd.fp16(data, o));
+            FloatVector mins = ((FloatVector) mn.convertShape(VectorOperators.I2F, F, 0)).mul(Simd.fp16(data, o + 2));
             accMin = mins.fma(FloatVector.fromArray(F, xSums, k), accMin);
             ShortVector qh = ByteVector.fromMemorySegment(B32, data, o + 16, LE).reinterpretAsShorts();
             for (int g = 0; g < 4; g++) {
@@ -167,19 +167,19 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                 IntVector wh = qs.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and(LOW4)
                         .or(qh.lanewise(VectorOperators.LSHL, 3).reinterpretAsBytes().and(BIT4)).reinterpretAsInts();
                 int v = e + 64 * g;
-                FloatVector lo = ((FloatVector) wl.and(0xFF).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, xi, v));
-                FloatVector hi = ((FloatVector) wh.and(0xFF).convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, xi, v + 32));
-                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 8).and(0xFF).convert(VectorOperators.I2F, 0))
+                FloatVector lo = ((FloatVector) wl.and(0xFF).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, xi, v));
+                FloatVector hi = ((FloatVector) wh.and(0xFF).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, xi, v + 32));
+                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 8).and(0xFF).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 8), lo);
-                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 8).and(0xFF).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 8).and(0xFF).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 40), hi);
-                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 16).and(0xFF).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 16).and(0xFF).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 16), lo);
-                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 16).and(0xFF).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 16).and(0xFF).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 48), hi);
-                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 24).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) wl.lanewise(VectorOperators.LSHR, 24).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 24), lo);
-                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 24).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) wh.lanewise(VectorOperators.LSHR, 24).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 56), hi);
                 acc0 = lo.fma(scales.rearrange(LANE0_8), acc0);
                 acc1 = hi.fma(scales.rearrange(LANE1_8), acc1);
@@ -210,7 +210,7 @@ public final class Q5_KMatrix extends QuantizedMatrix {
                     .and(KScales.MASK_LOW)
                     .or(raw.rearrange(KScales.PICK_HIGH).lanewise(VectorOperators.LSHR, 2).and(KScales.MASK_HIGH));
             // lanes 0..7: dmin * min, lanes 8..15: d * scale
-            FloatVector sm = ((FloatVector) six.convert(VectorOperators.I2F, 0))
+            FloatVector sm = ((FloatVector) six.convertShape(VectorOperators.I2F, F, 0))
                     .mul(FloatVector.broadcast(F, Simd.fp16(data, o + 2)).blend(Simd.fp16(data, o), KScales.SCALE_LANES));
             accMin = sm.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
             int xi = xOff + b * BLOCK;
@@ -219,13 +219,13 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             { // group 0: sub-blocks 0 (low nibbles, fifth bit = bit 0 of qh) and 1 (high, bit 1)
                 IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
                 IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 4).and(0x10)).convert(VectorOperators.I2F, 0))
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 4).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, x, xi + 0));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 3).and(0x10)).convert(VectorOperators.I2F, 0))
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, x, xi + 32));
-                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 4).and(0x10)).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 4).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, x, xi + 16), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 3).and(0x10)).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, x, xi + 48), hi);
                 acc0 = lo.fma(sm.rearrange(LANE8), acc0);
                 acc1 = hi.fma(sm.rearrange(LANE9), acc1);
@@ -233,13 +233,13 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             { // group 1: sub-blocks 2 (low nibbles, fifth bit = bit 2 of qh) and 3 (high, bit 3)
                 IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
                 IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 2).and(0x10)).convert(VectorOperators.I2F, 0))
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 2).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, x, xi + 64));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 1).and(0x10)).convert(VectorOperators.I2F, 0))
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 1).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, x, xi + 96));
-                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 2).and(0x10)).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 2).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, x, xi + 80), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 1).and(0x10)).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 1).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, x, xi + 112), hi);
                 acc2 = lo.fma(sm.rearrange(LANE10), acc2);
                 acc3 = hi.fma(sm.rearrange(LANE11), acc3);
@@ -247,13 +247,13 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             { // group 2: sub-blocks 4 (low nibbles, fifth bit = bit 4 of qh) and 5 (high, bit 5)
                 IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
                 IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.and(0x10)).convert(VectorOperators.I2F, 0))
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, x, xi + 128));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHR, 1).and(0x10)).convert(VectorOperators.I2F, 0))
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHR, 1).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, x, xi + 160));
-                lo = ((FloatVector) w1.and(0x0F).or(h1.and(0x10)).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) w1.and(0x0F).or(h1.and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, x, xi + 144), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHR, 1).and(0x10)).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHR, 1).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, x, xi + 176), hi);
                 acc0 = lo.fma(sm.rearrange(LANE12), acc0);
                 acc1 = hi.fma(sm.rearrange(LANE13), acc1);
@@ -261,20 +261,29 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             { // group 3: sub-blocks 6 (low nibbles, fifth bit = bit 6 of qh) and 7 (high, bit 7)
                 IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 144, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
                 IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 160, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHR, 2).and(0x10)).convert(VectorOperators.I2F, 0))
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHR, 2).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, x, xi + 192));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHR, 3).and(0x10)).convert(VectorOperators.I2F, 0))
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHR, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, x, xi + 224));
-                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHR, 2).and(0x10)).convert(VectorOperators.I2F, 0))
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHR, 2).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, x, xi + 208), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHR, 3).and(0x10)).convert(VectorOperators.I2F, 0))
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHR, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, x, xi + 240), hi);
                 acc2 = lo.fma(sm.rearrange(LANE14), acc2);
                 acc3 = hi.fma(sm.rearrange(LANE15), acc3);
             }
         }
-        return Simd.sum(acc0.add(acc1).add(acc2.add(acc3)))
-                - Simd.sum(FloatVector.zero(F).blend(accMin, KScales.MIN_LANES));
+        // Simd.sum's steps written out (same order, same bits) for both sums: C2 does not inline a call into a method
+        // this large (NodeCountInliningCutoff) and would box the vectors passed to Simd.sum, allocations per row
+        FloatVector v = acc0.add(acc1).add(acc2.add(acc3));
+        FloatVector m = FloatVector.zero(F).blend(accMin, KScales.MIN_LANES);
+        v = v.add(v.rearrange(Simd.SWAP8));
+        m = m.add(m.rearrange(Simd.SWAP8));
+        v = v.add(v.rearrange(Simd.SWAP4));
+        m = m.add(m.rearrange(Simd.SWAP4));
+        v = v.add(v.rearrange(Simd.SWAP2));
+        m = m.add(m.rearrange(Simd.SWAP2));
+        return v.add(v.rearrange(Simd.SWAP1)).lane(0) - m.add(m.rearrange(Simd.SWAP1)).lane(0);
     }
 
     // 8 lanes: broadcast lane 0 / lane 1, and rotate down by two lanes (lane i takes lane i + 2).

@@ -76,7 +76,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                                     .or(high.lanewise(VectorOperators.LSHR, 2 * k).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
                             int v = 128 * h + 32 * k + c + p * L;
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
-                            ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(ds).intoArray(dst, e + v);
+                            ((FloatVector) q.convertShape(VectorOperators.I2F, F, 0)).mul(ds).intoArray(dst, e + v);
                         }
                     }
                 }
@@ -113,8 +113,8 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                     int at = 128 * h + 32 * k;
                     for (int c = 0; c < 32; c += 8) {
                         FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, (at + c) / 16));
-                        ((FloatVector) ByteVector.fromArray(ByteVector.SPECIES_64, q, c)
-                                .convertShape(VectorOperators.B2F, F, 0)).mul(ds).intoArray(dst, e + at + c);
+                        ((FloatVector) ((IntVector) ByteVector.fromArray(ByteVector.SPECIES_64, q, c)
+                                .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0)).mul(ds).intoArray(dst, e + at + c);
                     }
                 }
             }
@@ -153,7 +153,7 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                                     .or(high.lanewise(VectorOperators.LSHR, 2 * k).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
                             int v = 128 * h + 32 * k + c + p * L;
                             FloatVector ds = FloatVector.broadcast(F, d * scale(lo, hi, v / 16));
-                            s = ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
+                            s = ((FloatVector) q.convertShape(VectorOperators.I2F, F, 0)).mul(ds).fma(FloatVector.fromArray(F, x, xi + v), s);
                         }
                     }
                     acc = acc.add(s);
@@ -211,10 +211,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         int end = xOff + cols;
         for (int e = xOff; e < end; e += BLOCK, o += BLOCK_BYTES) {
             float d = Simd.fp16(data, o + 208);
-            FloatVector scales = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
-                    .convertShape(VectorOperators.B2F, F, 0)).mul(d);
-            FloatVector scales1 = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 200, LE)
-                    .convertShape(VectorOperators.B2F, F, 0)).mul(d);
+            FloatVector scales = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
+                    .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0)).mul(d);
+            FloatVector scales1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 200, LE)
+                    .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0)).mul(d);
             for (int h = 0; h < 2; h++) {
                 ByteVector qh = ByteVector.fromMemorySegment(B32, data, o + 128 + 32 * h, LE);
                 ByteVector la = ByteVector.fromMemorySegment(B32, data, o + 64 * h, LE);
@@ -232,34 +232,34 @@ public final class Q6_KMatrix extends QuantizedMatrix {
                         .or(qhs.lanewise(VectorOperators.LSHR, 2).reinterpretAsBytes().and(BITS45))
                         .sub(OFFSET).reinterpretAsInts();
                 int v = e + 128 * h;
-                FloatVector s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
+                FloatVector s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, xi, v));
-                FloatVector s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
+                FloatVector s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, xi, v + 32));
-                FloatVector s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
+                FloatVector s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, xi, v + 64));
-                FloatVector s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0))
+                FloatVector s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 24).convertShape(VectorOperators.I2F, F, 0))
                         .mul(FloatVector.fromArray(F, xi, v + 96));
-                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
+                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 8), s0);
-                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
+                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 40), s1);
-                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
+                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 72), s2);
-                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0))
+                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 16).and(TOP).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 104), s3);
-                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
+                s0 = ((FloatVector) w0.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 16), s0);
-                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
+                s1 = ((FloatVector) w1.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 48), s1);
-                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
+                s2 = ((FloatVector) w2.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 80), s2);
-                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0))
+                s3 = ((FloatVector) w3.lanewise(VectorOperators.LSHL, 8).and(TOP).convertShape(VectorOperators.I2F, F, 0))
                         .fma(FloatVector.fromArray(F, xi, v + 112), s3);
-                s0 = ((FloatVector) w0.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 24), s0);
-                s1 = ((FloatVector) w1.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 56), s1);
-                s2 = ((FloatVector) w2.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 88), s2);
-                s3 = ((FloatVector) w3.and(TOP).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xi, v + 120), s3);
+                s0 = ((FloatVector) w0.and(TOP).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, xi, v + 24), s0);
+                s1 = ((FloatVector) w1.and(TOP).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, xi, v + 56), s1);
+                s2 = ((FloatVector) w2.and(TOP).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, xi, v + 88), s2);
+                s3 = ((FloatVector) w3.and(TOP).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, xi, v + 120), s3);
                 // quarter k's groups are 2k and 2k + 1 of the half: lanes 0..3 and 4..7 of its product
                 acc0 = s0.fma(scales.rearrange(PAIR0), acc0);
                 acc1 = s1.fma(scales.rearrange(PAIR1), acc1);
@@ -272,13 +272,19 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     }
 
     /**
-     * The 16-lane (AVX-512) shape written out, its four runs of 16 columns spelled out so that every lane
-     * index is a constant. Per half super-block and 16 columns, the bytes of {@code qh} and of both {@code ql}
-     * runs are widened once and give the four quarters' values by shifts and masks; the 16 group scales are
-     * converted once per super-block (times {@code d}) and each group takes its lane by a constant shuffle.
-     * 248,320 x 1024 (a 0.8B head) on two threads, alternating runs: 30.5 ms per product before (a scale
+     * The 16-lane (AVX-512) shape: per super-block four runs of 16 columns (half {@code i >> 1}, columns
+     * {@code 16 (i & 1)} of it), a loop. Per run the bytes of {@code qh} and of both {@code ql} runs are widened once
+     * and give the four quarters' values by shifts and masks; the 16 group scales are converted once per
+     * super-block (times {@code d}) and put in the order the runs take them (run i's four groups in lanes 4i..4i+3,
+     * {@link #RUN_ORDER}), each group takes its lane by a constant shuffle and the scales move down four lanes per
+     * run. 248,320 x 1024 (a 0.8B head) on two threads, alternating runs: 30.5 ms per product before (a scale
      * picked and converted per 16 values, the bytes re-read per quarter), 15.1 with the shuffles read from an
      * array, 10.4-10.5 with one constant per lane, against 9.2-9.6 ms for the same shape in Q8_0.
+     *
+     * <p>A loop, not the four runs written out: written out (1,828 bytes of bytecode), C2's compile of it depended on
+     * what had run before in the process (the Vector API's shared profiles, docs/lab/kquant-decode.md): in a model
+     * that had prefilled first it fell back to the Java implementation of some lane operations (allocating per
+     * operation), at a fraction of its speed. The same operations in the same order: the same bits.
      */
     private float dot16(int row, float[] x, int xOff) {
         long base = row * rowBytes;
@@ -286,100 +292,53 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         FloatVector acc1 = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
-            FloatVector scales = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
-                    .convertShape(VectorOperators.B2F, F, 0)).mul(Simd.fp16(data, o + 208));
+            FloatVector scales = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
+                    .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0))
+                    .mul(Simd.fp16(data, o + 208)).rearrange(RUN_ORDER);
             int xi = xOff + b * BLOCK;
-            { // half 0, columns 0..15
-                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE)
+            for (int i = 0; i < 4; i++) {
+                int h = i >> 1;
+                int c = 16 * (i & 1);
+                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE)
                         .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 0, LE)
+                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64 * h + c, LE)
                         .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE)
+                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 + c, LE)
                         .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 0;
+                int v = xi + 128 * h + c;
                 IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
                 IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
                 IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
                 IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
                         .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
+                acc0 = ((FloatVector) q0.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v))
                         .fma(scales.rearrange(LANE0), acc0);
-                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
-                        .fma(scales.rearrange(LANE2), acc1);
-                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
-                        .fma(scales.rearrange(LANE4), acc0);
-                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
-                        .fma(scales.rearrange(LANE6), acc1);
-            }
-            { // half 0, columns 16..31
-                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 144, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 16;
-                IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
-                IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
-                IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
-                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
-                        .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
-                        .fma(scales.rearrange(LANE1), acc0);
-                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                acc1 = ((FloatVector) q1.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
+                        .fma(scales.rearrange(LANE1), acc1);
+                acc0 = ((FloatVector) q2.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
+                        .fma(scales.rearrange(LANE2), acc0);
+                acc1 = ((FloatVector) q3.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
                         .fma(scales.rearrange(LANE3), acc1);
-                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
-                        .fma(scales.rearrange(LANE5), acc0);
-                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
-                        .fma(scales.rearrange(LANE7), acc1);
-            }
-            { // half 1, columns 0..15
-                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 160, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 128;
-                IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
-                IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
-                IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
-                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
-                        .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
-                        .fma(scales.rearrange(LANE8), acc0);
-                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
-                        .fma(scales.rearrange(LANE10), acc1);
-                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
-                        .fma(scales.rearrange(LANE12), acc0);
-                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
-                        .fma(scales.rearrange(LANE14), acc1);
-            }
-            { // half 1, columns 16..31
-                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 176, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 144;
-                IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
-                IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
-                IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
-                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
-                        .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v))
-                        .fma(scales.rearrange(LANE9), acc0);
-                acc1 = ((FloatVector) q1.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
-                        .fma(scales.rearrange(LANE11), acc1);
-                acc0 = ((FloatVector) q2.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
-                        .fma(scales.rearrange(LANE13), acc0);
-                acc1 = ((FloatVector) q3.convert(VectorOperators.I2F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
-                        .fma(scales.rearrange(LANE15), acc1);
+                scales = scales.rearrange(DOWN4);
             }
         }
-        return Simd.sum(acc0.add(acc1));
+        // Simd.sum's steps written out (same order, same bits): C2 does not inline a call into a method this large
+        // (NodeCountInliningCutoff) and would box the vector passed to Simd.sum, an allocation per row
+        FloatVector v = acc0.add(acc1);
+        v = v.add(v.rearrange(Simd.SWAP8));
+        v = v.add(v.rearrange(Simd.SWAP4));
+        v = v.add(v.rearrange(Simd.SWAP2));
+        return v.add(v.rearrange(Simd.SWAP1)).lane(0);
     }
+
+    /**
+     * The 16 group scales in the order {@link #dot16}'s runs take them: run i (half i >> 1, columns 16 (i & 1)..)
+     * scales its quarters by groups 8h + (i & 1), + 2, + 4, + 6, here in lanes 4i..4i+3.
+     */
+    private static final VectorShuffle<Float> RUN_ORDER = L < 16 ? null : VectorShuffle.fromArray(F,
+            new int[] {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15}, 0);
+    /** Lane i takes lane i + 4 (the next run's scales to lanes 0..3). */
+    private static final VectorShuffle<Float> DOWN4 = VectorShuffle.fromOp(F, i -> (i + 4) % F.length());
 
     // 8 lanes: lanes 0..3 take scale lane 2k, lanes 4..7 lane 2k + 1 (quarter k of a half super-block).
     private static final VectorShuffle<Float> PAIR0 = pair(0);
@@ -398,18 +357,6 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     private static final VectorShuffle<Float> LANE1 = lane(1);
     private static final VectorShuffle<Float> LANE2 = lane(2);
     private static final VectorShuffle<Float> LANE3 = lane(3);
-    private static final VectorShuffle<Float> LANE4 = lane(4);
-    private static final VectorShuffle<Float> LANE5 = lane(5);
-    private static final VectorShuffle<Float> LANE6 = lane(6);
-    private static final VectorShuffle<Float> LANE7 = lane(7);
-    private static final VectorShuffle<Float> LANE8 = lane(8);
-    private static final VectorShuffle<Float> LANE9 = lane(9);
-    private static final VectorShuffle<Float> LANE10 = lane(10);
-    private static final VectorShuffle<Float> LANE11 = lane(11);
-    private static final VectorShuffle<Float> LANE12 = lane(12);
-    private static final VectorShuffle<Float> LANE13 = lane(13);
-    private static final VectorShuffle<Float> LANE14 = lane(14);
-    private static final VectorShuffle<Float> LANE15 = lane(15);
 
     private static VectorShuffle<Float> pair(int k) {
         int[] index = new int[F.length()];

@@ -41,11 +41,12 @@ final class Simd {
      */
     static final boolean K8 = L == 8 && Boolean.parseBoolean(System.getProperty("edgelm.kernels8", "true"));
 
-    // lane i to lane i ^ k: the steps of sum's fixed reduction tree
-    private static final VectorShuffle<Float> SWAP8 = L >= 16 ? VectorShuffle.fromOp(F, i -> i ^ 8) : null;
-    private static final VectorShuffle<Float> SWAP4 = L >= 8 ? VectorShuffle.fromOp(F, i -> i ^ 4) : null;
-    private static final VectorShuffle<Float> SWAP2 = L >= 4 ? VectorShuffle.fromOp(F, i -> i ^ 2) : null;
-    private static final VectorShuffle<Float> SWAP1 = VectorShuffle.fromOp(F, i -> i ^ 1);
+    // lane i to lane i ^ k: the steps of sum's fixed reduction tree (the written-out 16-lane kernels take the same
+    // steps in their own code, see Q6_KMatrix.dot16)
+    static final VectorShuffle<Float> SWAP8 = L >= 16 ? VectorShuffle.fromOp(F, i -> i ^ 8) : null;
+    static final VectorShuffle<Float> SWAP4 = L >= 8 ? VectorShuffle.fromOp(F, i -> i ^ 4) : null;
+    static final VectorShuffle<Float> SWAP2 = L >= 4 ? VectorShuffle.fromOp(F, i -> i ^ 2) : null;
+    static final VectorShuffle<Float> SWAP1 = VectorShuffle.fromOp(F, i -> i ^ 1);
 
     /** The fp16 scales of the blocks, as the kernels read them and the quantisers write them. */
     static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
