@@ -132,7 +132,7 @@ public final class Qwen35Model implements AutoCloseable {
         int hidden = config.hiddenSize();
         checkTokens(tokens, offset, n);
         state.reserve(n);
-        StageClock.recording(n > 1);
+        StageClock.recording(StageClock.DECODE ? n == 1 : n > 1);
         long clock = StageClock.start();
         long lap = StageClock.start();
         Workspace ws = workspace;

@@ -66,11 +66,34 @@ public final class Parallel implements AutoCloseable {
     public void forRange(int n, int align, long cost, RangeTask task) {
         if (cost < MIN_PARALLEL_COST) {
             if (n > 0) {
+                long t0 = StageClock.start();
                 task.run(0, n);
+                StageClock.stop("pool.inline", t0);
             }
             return;
         }
-        forRange(n, align, task);
+        forRange(n, align, task, chunksPerSlice(cost, threads));
+    }
+
+    /**
+     * Multiply-adds per chunk that {@link #forRange(int, int, long, RangeTask)} aims at ({@code
+     * -Dedgelm.pool.chunkcost=N}; 0: always {@value #CHUNKS_PER_SLICE} chunks per slice, as before). About 128 K
+     * multiply-adds, ~128 KB of int8 weights, 5-10 us on one thread streaming from memory: the caller's wait at
+     * the end of a section is for a chunk still running elsewhere, half a chunk on average, so chunks of an eighth
+     * of a slice left ~30 us per decode section waiting (2B Q8_0: ~7 % of a token, docs/lab/decode-bandwidth.md).
+     */
+    static final long CHUNK_COST = Long.getLong("edgelm.pool.chunkcost", 1L << 17);
+
+    /** The most chunks per slice: each costs one claim on the slice's own counter. */
+    static final int MAX_CHUNKS_PER_SLICE = 64;
+
+    /** Chunks per slice for a section of {@code cost} multiply-adds split between {@code threads}. */
+    static int chunksPerSlice(long cost, int threads) {
+        if (CHUNK_COST <= 0) {
+            return CHUNKS_PER_SLICE;
+        }
+        long perSlice = cost / threads / CHUNK_COST;
+        return (int) Math.max(CHUNKS_PER_SLICE, Math.min(MAX_CHUNKS_PER_SLICE, perSlice));
     }
 
     /** Runs {@code task} over {@code [0, n)} split into {@link #threads()} contiguous slices. */
@@ -90,7 +113,11 @@ public final class Parallel implements AutoCloseable {
      * for it (measured: 2-thread decode matvecs at a quarter of the 1-thread speed under load; see
      * docs/lab/decode-bandwidth.md). The caller only waits for chunks already running elsewhere.
      */
-    public synchronized void forRange(int n, int align, RangeTask task) {
+    public void forRange(int n, int align, RangeTask task) {
+        forRange(n, align, task, CHUNKS_PER_SLICE);
+    }
+
+    private synchronized void forRange(int n, int align, RangeTask task, int chunksPerSlice) {
         if (n <= 0) {
             return;
         }
@@ -98,7 +125,7 @@ public final class Parallel implements AutoCloseable {
             task.run(0, n);
             return;
         }
-        Job job = new Job(task, n, align, threads, Thread.currentThread());
+        Job job = new Job(task, n, align, threads, chunksPerSlice, Thread.currentThread());
         this.job = job;
         generation.incrementAndGet();
         for (Thread w : workers) {
@@ -137,8 +164,14 @@ public final class Parallel implements AutoCloseable {
         }
     }
 
-    /** Chunks per thread's slice: enough to rebalance a late thread's share, few enough to keep streams long. */
+    /**
+     * Chunks per thread's slice at least (and for sections of unknown cost): enough to rebalance a late thread's
+     * share, few enough to keep streams long.
+     */
     static final int CHUNKS_PER_SLICE = 8;
+
+    /** Ints between two slices' counters: each on its own cache line, so that one thread's claims do not evict the other's. */
+    private static final int PAD = 16;
 
     /**
      * One parallel section: slice {@code s} of {@code threads} holds {@code chunks[s]} chunks, handed out in
@@ -160,7 +193,7 @@ public final class Parallel implements AutoCloseable {
         final java.util.concurrent.atomic.LongAdder workerNanos =
                 StageClock.active() ? new java.util.concurrent.atomic.LongAdder() : null;
 
-        Job(RangeTask task, int n, int align, int threads, Thread waiter) {
+        Job(RangeTask task, int n, int align, int threads, int chunksPerSlice, Thread waiter) {
             this.task = task;
             this.n = n;
             this.align = align;
@@ -169,10 +202,10 @@ public final class Parallel implements AutoCloseable {
             this.chunks = new int[threads];
             int total = 0;
             for (int s = 0; s < threads; s++) {
-                chunks[s] = Math.min(CHUNKS_PER_SLICE, sliceUnit(s + 1) - sliceUnit(s));
+                chunks[s] = Math.min(chunksPerSlice, sliceUnit(s + 1) - sliceUnit(s));
                 total += chunks[s];
             }
-            this.cursor = new AtomicIntegerArray(threads);
+            this.cursor = new AtomicIntegerArray(threads * PAD);
             this.remaining = new AtomicInteger(total);
             this.waiter = waiter;
         }
@@ -183,12 +216,13 @@ public final class Parallel implements AutoCloseable {
 
         /** Runs the chunks thread {@code slice} can claim: its own slice first, then the others' leftovers. */
         void work(int slice) {
+            int done = 0; // chunks finished here, counted off {@code remaining} once at the end (one shared write per thread)
             for (int k = 0; k < threads; k++) {
                 int s = (slice + k) % threads;
                 int count = chunks[s];
                 while (true) {
                     // read first, so that a finished slice's counter stops growing
-                    int j = cursor.get(s) < count ? cursor.getAndIncrement(s) : count;
+                    int j = cursor.get(s * PAD) < count ? cursor.getAndIncrement(s * PAD) : count;
                     if (j >= count) {
                         break;
                     }
@@ -207,11 +241,14 @@ public final class Parallel implements AutoCloseable {
                         if (c0 != 0L) {
                             workerNanos.add(System.nanoTime() - c0); // before the count: the caller reads it after
                         }
-                        if (remaining.decrementAndGet() == 0) {
-                            LockSupport.unpark(waiter);
-                        }
+                        done++;
                     }
                 }
+            }
+            // Every chunk this thread claimed has finished; nothing is left to claim. The caller returns once
+            // every thread that ran a chunk has counted it here.
+            if (done > 0 && remaining.addAndGet(-done) == 0) {
+                LockSupport.unpark(waiter);
             }
         }
     }
