@@ -72,7 +72,7 @@ public final class Parallel implements AutoCloseable {
             }
             return;
         }
-        forRange(n, align, task, chunksPerSlice(cost, threads));
+        forRange(n, align, task, cost);
     }
 
     /**
@@ -82,17 +82,18 @@ public final class Parallel implements AutoCloseable {
      * the end of a section is for a chunk still running elsewhere, half a chunk on average, so chunks of an eighth
      * of a slice left ~30 us per decode section waiting (2B Q8_0: ~7 % of a token, docs/lab/decode-bandwidth.md).
      */
-    static final long CHUNK_COST = Long.getLong("edgelm.pool.chunkcost", 1L << 17);
+    private static volatile long chunkCost = Long.getLong("edgelm.pool.chunkcost", 1L << 17);
 
     /** The most chunks per slice: each costs one claim on the slice's own counter. */
     static final int MAX_CHUNKS_PER_SLICE = 64;
 
     /** Chunks per slice for a section of {@code cost} multiply-adds split between {@code threads}. */
     static int chunksPerSlice(long cost, int threads) {
-        if (CHUNK_COST <= 0) {
+        long unit = chunkCost; // not final: the bench DecodeAB switches it between runs
+        if (unit <= 0) {
             return CHUNKS_PER_SLICE;
         }
-        long perSlice = cost / threads / CHUNK_COST;
+        long perSlice = cost / threads / unit;
         return (int) Math.max(CHUNKS_PER_SLICE, Math.min(MAX_CHUNKS_PER_SLICE, perSlice));
     }
 
@@ -114,10 +115,11 @@ public final class Parallel implements AutoCloseable {
      * docs/lab/decode-bandwidth.md). The caller only waits for chunks already running elsewhere.
      */
     public void forRange(int n, int align, RangeTask task) {
-        forRange(n, align, task, CHUNKS_PER_SLICE);
+        forRange(n, align, task, -1L);
     }
 
-    private synchronized void forRange(int n, int align, RangeTask task, int chunksPerSlice) {
+    /** A section of {@code cost} multiply-adds ({@code -1}: unknown), or, inside {@link #fused}, a part of one. */
+    private synchronized void forRange(int n, int align, RangeTask task, long cost) {
         if (n <= 0) {
             return;
         }
@@ -125,6 +127,79 @@ public final class Parallel implements AutoCloseable {
             task.run(0, n);
             return;
         }
+        if (deferred != null) {
+            deferred.add(new Part(n, align, task, cost));
+            return;
+        }
+        run(task, n, align, cost < 0 ? CHUNKS_PER_SLICE : chunksPerSlice(cost, threads));
+    }
+
+    /** The sections {@link #fused}'s body starts, collected by the thread that runs it; null outside. */
+    private java.util.ArrayList<Part> deferred;
+
+    /** One section started inside {@link #fused}. */
+    private record Part(int n, int align, RangeTask task, long cost) {}
+
+    /**
+     * Runs {@code body} and the parallel sections it starts as one section: each {@code forRange} inside it
+     * (other than those it runs on the calling thread, as below {@link #MIN_PARALLEL_COST}) only records its
+     * range, and when the body returns the ranges run together, laid end to end and split between the threads
+     * as one range is (contiguous slices, each thread's chunks in order, a thread done early taking the others'
+     * unstarted chunks). For independent pieces of work that read the same input, e.g. the projections of one
+     * decode step from the same normalised hidden state: one hand-off, one wait at the end and one tail
+     * instead of one per matrix.
+     *
+     * <p>The body must not depend on what its sections compute (they have not run when it returns), and what a
+     * section reads must stay as it was when the section was started until the body returns. Each index of
+     * each section still runs exactly once, on one thread, with the same code, so results are the same bits.
+     */
+    public synchronized void fused(Runnable body) {
+        if (threads == 1 || deferred != null) {
+            body.run();
+            return;
+        }
+        java.util.ArrayList<Part> parts = new java.util.ArrayList<>(4);
+        deferred = parts;
+        try {
+            body.run();
+        } finally {
+            deferred = null;
+        }
+        if (parts.size() == 1) {
+            Part p = parts.get(0);
+            forRange(p.n, p.align, p.task, p.cost);
+            return;
+        }
+        if (parts.isEmpty()) {
+            return;
+        }
+        // Parts end to end in units of their own alignment: a chunk boundary is a unit boundary of each part.
+        int[] first = new int[parts.size() + 1];
+        long cost = 0;
+        for (int i = 0; i < parts.size(); i++) {
+            Part p = parts.get(i);
+            first[i + 1] = first[i] + (p.n + p.align - 1) / p.align;
+            cost += Math.max(0L, p.cost);
+        }
+        RangeTask all = (u0, u1) -> {
+            for (int i = 0; i < first.length - 1 && first[i] < u1; i++) {
+                int from = Math.max(u0, first[i]);
+                int to = Math.min(u1, first[i + 1]);
+                if (from < to) {
+                    Part p = parts.get(i);
+                    p.task.run((from - first[i]) * p.align, Math.min(p.n, (to - first[i]) * p.align));
+                }
+            }
+        };
+        run(all, first[parts.size()], 1, chunksPerSlice(cost, threads));
+    }
+
+    /** Whether {@link #fused} is collecting sections on this pool now (sections then run after its body). */
+    public boolean fusing() {
+        return deferred != null;
+    }
+
+    private void run(RangeTask task, int n, int align, int chunksPerSlice) {
         Job job = new Job(task, n, align, threads, chunksPerSlice, Thread.currentThread());
         this.job = job;
         generation.incrementAndGet();
