@@ -36,6 +36,15 @@ public final class Qwen35Model implements AutoCloseable {
         void finalNorm(float[] normed, int n);
     }
 
+    /**
+     * Whether a one-token forward call (decode) runs the projections that read the same input in one parallel
+     * section each ({@link Parallel#fused}): the DeltaNet layer's four, attention's three, the MLP's gate and up.
+     * {@code -Dedgelm.decode.fused=false} runs one section per matrix, as before, to measure; the results are the
+     * same bits either way (each row by the same kernel). Not for chunks of several tokens: their GEMMs pack the
+     * activations in parallel sections of their own before the product. Tests switch it.
+     */
+    static volatile boolean fusedDecode = Boolean.parseBoolean(System.getProperty("edgelm.decode.fused", "true"));
+
     private final Qwen35Config config;
     private final Qwen35Weights weights;
     private final Parallel pool;
@@ -132,7 +141,7 @@ public final class Qwen35Model implements AutoCloseable {
         int hidden = config.hiddenSize();
         checkTokens(tokens, offset, n);
         state.reserve(n);
-        StageClock.recording(n > 1);
+        StageClock.recording(StageClock.DECODE ? n == 1 : n > 1);
         long clock = StageClock.start();
         long lap = StageClock.start();
         Workspace ws = workspace;
@@ -276,8 +285,15 @@ public final class Qwen35Model implements AutoCloseable {
     private void mlp(Qwen35Weights.DecoderLayer layer, Workspace ws, int n) {
         long t = StageClock.start();
         Activations in = ws.input.set(ws.normed, n, config.hiddenSize());
-        layer.mlpGate().matmul(pool, in, ws.gate);
-        layer.mlpUp().matmul(pool, in, ws.up);
+        if (n == 1 && fusedDecode) {
+            pool.fused(() -> { // decode: gate and up in one parallel section
+                layer.mlpGate().matmul(pool, in, ws.gate);
+                layer.mlpUp().matmul(pool, in, ws.up);
+            });
+        } else {
+            layer.mlpGate().matmul(pool, in, ws.gate);
+            layer.mlpUp().matmul(pool, in, ws.up);
+        }
         t = lap("mlp.gate+up", t);
         int width = config.intermediateSize();
         pool.forRange(n, 1, 8L * n * width, (t0, t1) ->

@@ -66,11 +66,35 @@ public final class Parallel implements AutoCloseable {
     public void forRange(int n, int align, long cost, RangeTask task) {
         if (cost < MIN_PARALLEL_COST) {
             if (n > 0) {
+                long t0 = StageClock.start();
                 task.run(0, n);
+                StageClock.stop("pool.inline", t0);
             }
             return;
         }
-        forRange(n, align, task);
+        forRange(n, align, task, cost);
+    }
+
+    /**
+     * Multiply-adds per chunk that {@link #forRange(int, int, long, RangeTask)} aims at ({@code
+     * -Dedgelm.pool.chunkcost=N}; 0: always {@value #CHUNKS_PER_SLICE} chunks per slice, as before). About 128 K
+     * multiply-adds, ~128 KB of int8 weights, 5-10 us on one thread streaming from memory: the caller's wait at
+     * the end of a section is for a chunk still running elsewhere, half a chunk on average, so chunks of an eighth
+     * of a slice left ~30 us per decode section waiting (2B Q8_0: ~7 % of a token, docs/lab/decode-bandwidth.md).
+     */
+    private static volatile long chunkCost = Long.getLong("edgelm.pool.chunkcost", 1L << 17);
+
+    /** The most chunks per slice: each costs one claim on the slice's own counter. */
+    static final int MAX_CHUNKS_PER_SLICE = 64;
+
+    /** Chunks per slice for a section of {@code cost} multiply-adds split between {@code threads}. */
+    static int chunksPerSlice(long cost, int threads) {
+        long unit = chunkCost; // not final: the bench DecodeAB switches it between runs
+        if (unit <= 0) {
+            return CHUNKS_PER_SLICE;
+        }
+        long perSlice = cost / threads / unit;
+        return (int) Math.max(CHUNKS_PER_SLICE, Math.min(MAX_CHUNKS_PER_SLICE, perSlice));
     }
 
     /** Runs {@code task} over {@code [0, n)} split into {@link #threads()} contiguous slices. */
@@ -90,7 +114,12 @@ public final class Parallel implements AutoCloseable {
      * for it (measured: 2-thread decode matvecs at a quarter of the 1-thread speed under load; see
      * docs/lab/decode-bandwidth.md). The caller only waits for chunks already running elsewhere.
      */
-    public synchronized void forRange(int n, int align, RangeTask task) {
+    public void forRange(int n, int align, RangeTask task) {
+        forRange(n, align, task, -1L);
+    }
+
+    /** A section of {@code cost} multiply-adds ({@code -1}: unknown), or, inside {@link #fused}, a part of one. */
+    private synchronized void forRange(int n, int align, RangeTask task, long cost) {
         if (n <= 0) {
             return;
         }
@@ -98,7 +127,80 @@ public final class Parallel implements AutoCloseable {
             task.run(0, n);
             return;
         }
-        Job job = new Job(task, n, align, threads, Thread.currentThread());
+        if (deferred != null) {
+            deferred.add(new Part(n, align, task, cost));
+            return;
+        }
+        run(task, n, align, cost < 0 ? CHUNKS_PER_SLICE : chunksPerSlice(cost, threads));
+    }
+
+    /** The sections {@link #fused}'s body starts, collected by the thread that runs it; null outside. */
+    private java.util.ArrayList<Part> deferred;
+
+    /** One section started inside {@link #fused}. */
+    private record Part(int n, int align, RangeTask task, long cost) {}
+
+    /**
+     * Runs {@code body} and the parallel sections it starts as one section: each {@code forRange} inside it
+     * (other than those it runs on the calling thread, as below {@link #MIN_PARALLEL_COST}) only records its
+     * range, and when the body returns the ranges run together, laid end to end and split between the threads
+     * as one range is (contiguous slices, each thread's chunks in order, a thread done early taking the others'
+     * unstarted chunks). For independent pieces of work that read the same input, e.g. the projections of one
+     * decode step from the same normalised hidden state: one hand-off, one wait at the end and one tail
+     * instead of one per matrix.
+     *
+     * <p>The body must not depend on what its sections compute (they have not run when it returns), and what a
+     * section reads must stay as it was when the section was started until the body returns. Each index of
+     * each section still runs exactly once, on one thread, with the same code, so results are the same bits.
+     */
+    public synchronized void fused(Runnable body) {
+        if (threads == 1 || deferred != null) {
+            body.run();
+            return;
+        }
+        java.util.ArrayList<Part> parts = new java.util.ArrayList<>(4);
+        deferred = parts;
+        try {
+            body.run();
+        } finally {
+            deferred = null;
+        }
+        if (parts.size() == 1) {
+            Part p = parts.get(0);
+            forRange(p.n, p.align, p.task, p.cost);
+            return;
+        }
+        if (parts.isEmpty()) {
+            return;
+        }
+        // Parts end to end in units of their own alignment: a chunk boundary is a unit boundary of each part.
+        int[] first = new int[parts.size() + 1];
+        long cost = 0;
+        for (int i = 0; i < parts.size(); i++) {
+            Part p = parts.get(i);
+            first[i + 1] = first[i] + (p.n + p.align - 1) / p.align;
+            cost += Math.max(0L, p.cost);
+        }
+        RangeTask all = (u0, u1) -> {
+            for (int i = 0; i < first.length - 1 && first[i] < u1; i++) {
+                int from = Math.max(u0, first[i]);
+                int to = Math.min(u1, first[i + 1]);
+                if (from < to) {
+                    Part p = parts.get(i);
+                    p.task.run((from - first[i]) * p.align, Math.min(p.n, (to - first[i]) * p.align));
+                }
+            }
+        };
+        run(all, first[parts.size()], 1, chunksPerSlice(cost, threads));
+    }
+
+    /** Whether {@link #fused} is collecting sections on this pool now (sections then run after its body). */
+    public boolean fusing() {
+        return deferred != null;
+    }
+
+    private void run(RangeTask task, int n, int align, int chunksPerSlice) {
+        Job job = new Job(task, n, align, threads, chunksPerSlice, Thread.currentThread());
         this.job = job;
         generation.incrementAndGet();
         for (Thread w : workers) {
@@ -137,8 +239,14 @@ public final class Parallel implements AutoCloseable {
         }
     }
 
-    /** Chunks per thread's slice: enough to rebalance a late thread's share, few enough to keep streams long. */
+    /**
+     * Chunks per thread's slice at least (and for sections of unknown cost): enough to rebalance a late thread's
+     * share, few enough to keep streams long.
+     */
     static final int CHUNKS_PER_SLICE = 8;
+
+    /** Ints between two slices' counters: each on its own cache line, so that one thread's claims do not evict the other's. */
+    private static final int PAD = 16;
 
     /**
      * One parallel section: slice {@code s} of {@code threads} holds {@code chunks[s]} chunks, handed out in
@@ -160,7 +268,7 @@ public final class Parallel implements AutoCloseable {
         final java.util.concurrent.atomic.LongAdder workerNanos =
                 StageClock.active() ? new java.util.concurrent.atomic.LongAdder() : null;
 
-        Job(RangeTask task, int n, int align, int threads, Thread waiter) {
+        Job(RangeTask task, int n, int align, int threads, int chunksPerSlice, Thread waiter) {
             this.task = task;
             this.n = n;
             this.align = align;
@@ -169,10 +277,10 @@ public final class Parallel implements AutoCloseable {
             this.chunks = new int[threads];
             int total = 0;
             for (int s = 0; s < threads; s++) {
-                chunks[s] = Math.min(CHUNKS_PER_SLICE, sliceUnit(s + 1) - sliceUnit(s));
+                chunks[s] = Math.min(chunksPerSlice, sliceUnit(s + 1) - sliceUnit(s));
                 total += chunks[s];
             }
-            this.cursor = new AtomicIntegerArray(threads);
+            this.cursor = new AtomicIntegerArray(threads * PAD);
             this.remaining = new AtomicInteger(total);
             this.waiter = waiter;
         }
@@ -183,12 +291,13 @@ public final class Parallel implements AutoCloseable {
 
         /** Runs the chunks thread {@code slice} can claim: its own slice first, then the others' leftovers. */
         void work(int slice) {
+            int done = 0; // chunks finished here, counted off {@code remaining} once at the end (one shared write per thread)
             for (int k = 0; k < threads; k++) {
                 int s = (slice + k) % threads;
                 int count = chunks[s];
                 while (true) {
                     // read first, so that a finished slice's counter stops growing
-                    int j = cursor.get(s) < count ? cursor.getAndIncrement(s) : count;
+                    int j = cursor.get(s * PAD) < count ? cursor.getAndIncrement(s * PAD) : count;
                     if (j >= count) {
                         break;
                     }
@@ -207,11 +316,14 @@ public final class Parallel implements AutoCloseable {
                         if (c0 != 0L) {
                             workerNanos.add(System.nanoTime() - c0); // before the count: the caller reads it after
                         }
-                        if (remaining.decrementAndGet() == 0) {
-                            LockSupport.unpark(waiter);
-                        }
+                        done++;
                     }
                 }
+            }
+            // Every chunk this thread claimed has finished; nothing is left to claim. The caller returns once
+            // every thread that ran a chunk has counted it here.
+            if (done > 0 && remaining.addAndGet(-done) == 0) {
+                LockSupport.unpark(waiter);
             }
         }
     }

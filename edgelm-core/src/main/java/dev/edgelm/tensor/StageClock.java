@@ -17,6 +17,13 @@ import java.util.concurrent.atomic.LongAdder;
 public final class StageClock {
     /** Whether the clocks exist at all ({@code -Dedgelm.stageclock=true}). */
     public static final boolean ON = Boolean.getBoolean("edgelm.stageclock");
+    /**
+     * Whether one-token chunks (decode steps) are measured instead of chunks of several tokens
+     * ({@code -Dedgelm.stageclock.decode=true}, with the clocks on): the report is then per decode step.
+     */
+    public static final boolean DECODE = ON && Boolean.getBoolean("edgelm.stageclock.decode");
+    /** The stage a whole measured chunk is added to. */
+    private static final String CHUNK = DECODE ? "decode" : "prefill";
     private static final Map<String, LongAdder> NANOS = new ConcurrentHashMap<>();
     private static final Map<String, LongAdder> CALLS = new ConcurrentHashMap<>();
     /** Whether the current forward call is measured (set by the calling thread before its parallel sections). */
@@ -30,7 +37,7 @@ public final class StageClock {
 
     private StageClock() {}
 
-    /** Starts or stops measuring (the model: on for chunks of several tokens, off for decode steps). */
+    /** Starts or stops measuring (the model: on for chunks of several tokens, or with {@link #DECODE} for decode steps only). */
     public static void recording(boolean on) {
         if (ON && !Thread.currentThread().getName().startsWith("edgelm-primer")) { // the start-up primer's tiny model is not measured
             recording = on;
@@ -68,7 +75,8 @@ public final class StageClock {
     private static int skip = Integer.getInteger("edgelm.stageclock.skip", 1);
 
     /**
-     * Ends a measured chunk that started at {@code t0}: adds it to the stage {@code "prefill"}, or, for the first
+     * Ends a measured chunk that started at {@code t0}: adds it to the stage {@code "prefill"} ({@code "decode"} with
+     * {@link #DECODE}), or, for the first
      * {@code skip} chunks, drops everything summed so far. Stops recording.
      */
     public static synchronized void endChunk(long t0) {
@@ -80,7 +88,7 @@ public final class StageClock {
             NANOS.clear();
             CALLS.clear();
         } else {
-            stop("prefill", t0);
+            stop(CHUNK, t0);
         }
         recording = false;
     }
@@ -97,9 +105,10 @@ public final class StageClock {
     public static String report() {
         Map<String, Long> sorted = new TreeMap<>();
         NANOS.forEach((k, v) -> sorted.put(k, v.sum()));
-        LongAdder prefills = CALLS.get("prefill");
-        long p = prefills == null ? 1 : Math.max(1, prefills.sum());
-        StringBuilder b = new StringBuilder("stage clock (" + p + " chunks; ms per chunk, calls per chunk):\n");
+        LongAdder chunks = CALLS.get(CHUNK);
+        long p = chunks == null ? 1 : Math.max(1, chunks.sum());
+        StringBuilder b = new StringBuilder("stage clock (" + p + (DECODE ? " decode steps" : " chunks")
+                + "; ms per chunk, calls per chunk):\n");
         sorted.forEach((k, v) -> b.append(String.format("  %-28s %9.2f ms %8d%n", k, v / 1e6 / p,
                 CALLS.get(k).sum() / p)));
         return b.toString();

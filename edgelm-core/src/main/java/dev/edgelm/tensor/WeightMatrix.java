@@ -81,10 +81,14 @@ public abstract class WeightMatrix {
         if (in.cols() != cols) {
             throw new IllegalArgumentException(this + " multiplies rows of " + cols + " values, got " + in.cols());
         }
+        long t0 = StageClock.DECODE && !pool.fusing() ? StageClock.start() : 0L;
         if (in.isEachToken() && in.tokens() > 1) {
             multiplyEach(pool, in, out, outStride, outOff);
         } else {
             multiply(pool, in, out, outStride, outOff);
+        }
+        if (t0 != 0L) {
+            StageClock.stop("matvec " + rows + "x" + cols, t0);
         }
     }
 

@@ -80,6 +80,69 @@ class ParallelTest {
         }
     }
 
+    /**
+     * Sections started inside {@link Parallel#fused} run only after its body, together: every index of every
+     * part exactly once, each part's chunks aligned to its own alignment, whatever the sizes; a section below the
+     * inline threshold runs at once.
+     */
+    @Test
+    void fusedSectionsRunEveryIndexOnceAfterTheBody() {
+        int[][] shapes = {{1}, {3, 5}, {97, 1, 1000}, {6144, 2048, 16, 16}, {100_003, 17}};
+        int[] aligns = {1, 4, 16};
+        for (int threads : new int[] {1, 2, 3}) {
+            try (Parallel pool = new Parallel(threads)) {
+                for (int[] sizes : shapes) {
+                    for (int align : aligns) {
+                        AtomicIntegerArray[] hits = new AtomicIntegerArray[sizes.length];
+                        boolean[] bodyDone = new boolean[1];
+                        boolean[] ranEarly = new boolean[1];
+                        AtomicIntegerArray inline = new AtomicIntegerArray(1);
+                        pool.fused(() -> {
+                            for (int p = 0; p < sizes.length; p++) {
+                                int n = sizes[p];
+                                AtomicIntegerArray h = hits[p] = new AtomicIntegerArray(n);
+                                int a = p % 2 == 0 ? align : 1;
+                                pool.forRange(n, a, (long) n << 16, (start, end) -> {
+                                    ranEarly[0] |= threads > 1 && n > a && !bodyDone[0];
+                                    assertTrue(start % a == 0, "part start aligned");
+                                    for (int i = start; i < end; i++) {
+                                        h.incrementAndGet(i);
+                                    }
+                                });
+                            }
+                            pool.forRange(10, 1, 10, (start, end) -> inline.addAndGet(0, end - start));
+                            assertEquals(10, inline.get(0), "a cheap section runs at once");
+                            bodyDone[0] = true;
+                        });
+                        assertTrue(!ranEarly[0], "a fused section ran before the body ended");
+                        for (int p = 0; p < sizes.length; p++) {
+                            for (int i = 0; i < sizes[p]; i++) {
+                                assertEquals(1, hits[p].get(i), "threads=" + threads + " part " + p + " of "
+                                        + java.util.Arrays.toString(sizes) + " align=" + align + " index " + i);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void aFailureInAFusedSectionReachesTheCaller() {
+        try (Parallel pool = new Parallel(2)) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> pool.fused(() -> {
+                pool.forRange(100, 1, 1L << 20, (s, end) -> { });
+                pool.forRange(100, 1, 1L << 20, (s, end) -> {
+                    throw new IllegalStateException("boom");
+                });
+            }));
+            assertEquals("boom", e.getMessage());
+            AtomicIntegerArray hits = new AtomicIntegerArray(1);
+            pool.forRange(100, (s, end) -> hits.addAndGet(0, end - s));
+            assertEquals(100, hits.get(0));
+        }
+    }
+
     @Test
     void physicalCoresIsPositive() {
         assertTrue(Parallel.physicalCores() >= 1);
