@@ -126,6 +126,7 @@ public final class Activations {
                 int8Scales = new float[panelCount * PANEL * blocks];
                 int8Sums = new float[panelCount * PANEL * blocks];
             }
+            long t = StageClock.start();
             boolean pack = !packed;
             if (pack) {
                 ensurePanels();
@@ -139,6 +140,7 @@ public final class Activations {
             });
             packed = true;
             rounded = true;
+            StageClock.stop("gemm.pack+int8 (wall)", t);
         }
         return int8;
     }
