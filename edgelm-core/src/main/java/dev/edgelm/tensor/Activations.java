@@ -113,6 +113,11 @@ public final class Activations {
      * {@link #set}; their scales are {@link #int8Scales}. Needs {@code cols} a multiple of {@link #BLOCK}.
      */
     public short[] int8Panels(Parallel pool) {
+        return int8Panels(pool, FUSED_ROUNDING);
+    }
+
+    /** {@link #int8Panels(Parallel)}, rounding straight from the rows if {@code fused} and nothing has packed the panels. */
+    short[] int8Panels(Parallel pool, boolean fused) {
         if (cols % BLOCK != 0) {
             throw new IllegalStateException("int8 blocks need a multiple of " + BLOCK + " columns, got " + cols);
         }
@@ -126,19 +131,28 @@ public final class Activations {
                 int8Scales = new float[panelCount * PANEL * blocks];
                 int8Sums = new float[panelCount * PANEL * blocks];
             }
-            boolean pack = !packed;
-            if (pack) {
+            long t = StageClock.start();
+            // Each thread rounds its own panels: from the float panels if another kernel has packed them, else
+            // straight from the rows, a block of 32 columns at a time through a small buffer that stays in L1 (the
+            // float panels are then not built at all: the same values rounded the same way, one pass less).
+            boolean fromRows = !packed && fused;
+            if (!packed && !fromRows) {
                 ensurePanels();
             }
-            // Each thread packs (if not done yet) then rounds its own panels, while they are in its cache.
+            boolean pack = !packed && !fromRows;
             pool.forRange(panelCount, 1, (long) n * cols, (p0, p1) -> {
+                if (fromRows) {
+                    roundRows(p0, p1);
+                    return;
+                }
                 if (pack) {
                     FloatGemm.packPanels(x, n, cols, panels, p0, p1);
                 }
                 round(p0, p1);
             });
-            packed = true;
+            packed |= pack;
             rounded = true;
+            StageClock.stop("gemm.pack+int8 (wall)", t);
         }
         return int8;
     }
@@ -174,58 +188,108 @@ public final class Activations {
         }
     }
 
+    /**
+     * Whether {@link #int8Panels} rounds straight from the rows when the float panels have not been packed
+     * ({@code -Dedgelm.int8.fused=true}; off by default: the same bits and no float panels for int8-only inputs, but
+     * in the 0.8B Q4_0 prefill, alternating under load 3-7, the stage took 39 and 83 ms a chunk against 94 and 35
+     * packed first: no gain shown, docs/lab/prefill.md).
+     */
+    static final boolean FUSED_ROUNDING = Boolean.parseBoolean(System.getProperty("edgelm.int8.fused", "false"));
+
+    private static final Scratch.Floats BLOCK_BUFFER = new Scratch.Floats();
+
     /** Rounds packed panels {@code [p0, p1)} into {@link #int8}, {@link #int8Scales} and {@link #int8Sums}. */
     private void round(int p0, int p1) {
-        float[] xt = panels;
-        short[] xq = int8;
-        float[] xd = int8Scales;
-        float[] xs = int8Sums;
         int blocks = cols / BLOCK;
-        int half = F.length();
         for (int p = p0; p < p1; p++) {
             int base = p * PANEL * cols;
             for (int b = 0; b < blocks; b++) {
                 int kb = base + b * BLOCK * PANEL;
-                FloatVector m0 = FloatVector.zero(F);
-                FloatVector m1 = FloatVector.zero(F);
-                for (int kk = 0; kk < BLOCK; kk++) {
-                    int o = kb + kk * PANEL;
-                    m0 = m0.max(FloatVector.fromArray(F, xt, o).abs());
-                    m1 = m1.max(FloatVector.fromArray(F, xt, o + half).abs());
-                }
-                FloatVector d0 = m0.div(127f);
-                FloatVector d1 = m1.div(127f);
-                FloatVector id0 = FloatVector.broadcast(F, 1f).div(d0).blend(0f, d0.eq(0f));
-                FloatVector id1 = FloatVector.broadcast(F, 1f).div(d1).blend(0f, d1.eq(0f));
-                // The scales at fp16 precision, as ggml stores them.
-                int dOff = (p * blocks + b) * PANEL;
-                d0.intoArray(xd, dOff);
-                d1.intoArray(xd, dOff + half);
-                for (int j = dOff; j < dOff + PANEL; j++) {
-                    xd[j] = Float.float16ToFloat(Float.floatToFloat16(xd[j]));
-                }
-                FloatVector sum0 = FloatVector.zero(F);
-                FloatVector sum1 = FloatVector.zero(F);
-                for (int kk = 0; kk < BLOCK; kk++) {
-                    int o = kb + kk * PANEL;
-                    // Round to nearest, ties to even: add and remove 1.5 * 2^23.
-                    FloatVector r0 = FloatVector.fromArray(F, xt, o).mul(id0).add(ROUNDER).sub(ROUNDER);
-                    FloatVector r1 = FloatVector.fromArray(F, xt, o + half).mul(id1).add(ROUNDER).sub(ROUNDER);
-                    sum0 = sum0.add(r0); // integers of at most 32 * 127: exact
-                    sum1 = sum1.add(r1);
-                    ((ShortVector) r0.convertShape(VectorOperators.F2S, SHORT_HALF, 0)).intoArray(xq, o);
-                    ((ShortVector) r1.convertShape(VectorOperators.F2S, SHORT_HALF, 0)).intoArray(xq, o + half);
-                }
-                FloatVector lo = FloatVector.fromArray(F, xd, dOff);
-                FloatVector hi = FloatVector.fromArray(F, xd, dOff + half);
-                FloatVector s0 = sum0.mul(lo);
-                FloatVector s1 = sum1.mul(hi);
-                // Even tokens first, then odd: the order in which the 16-bit kernels widen their sums.
-                lo.rearrange(EVEN_LANES, hi).intoArray(xd, dOff);
-                lo.rearrange(ODD_LANES, hi).intoArray(xd, dOff + half);
-                s0.rearrange(EVEN_LANES, s1).intoArray(xs, dOff);
-                s0.rearrange(ODD_LANES, s1).intoArray(xs, dOff + half);
+                roundBlock(panels, kb, kb, (p * blocks + b) * PANEL);
             }
         }
+    }
+
+    /**
+     * Rounds panels {@code [p0, p1)} from the token-major rows: each block of {@link #BLOCK} columns of a panel is
+     * laid out as the packed panels would hold it ({@code [column][token]}, zeros past token n) in a per-thread
+     * buffer, then rounded by {@link #roundBlock}, so every value meets the same operations as through the panels.
+     */
+    private void roundRows(int p0, int p1) {
+        float[] buf = BLOCK_BUFFER.get(BLOCK * PANEL);
+        int blocks = cols / BLOCK;
+        for (int p = p0; p < p1; p++) {
+            int base = p * PANEL * cols;
+            int t0 = p * PANEL;
+            int valid = Math.min(PANEL, n - t0);
+            for (int b = 0; b < blocks; b++) {
+                int k0 = b * BLOCK;
+                if (F.length() == 16 && valid == PANEL) {
+                    for (int j0 = 0; j0 < PANEL; j0 += 16) {
+                        for (int kk = 0; kk < BLOCK; kk += 16) {
+                            FloatGemm.Transpose16.block(x, (t0 + j0) * cols + k0 + kk, cols, buf, kk * PANEL + j0, PANEL);
+                        }
+                    }
+                } else {
+                    for (int j = 0; j < PANEL; j++) {
+                        int xo = (t0 + j) * cols + k0;
+                        for (int kk = 0; kk < BLOCK; kk++) {
+                            buf[kk * PANEL + j] = j < valid ? x[xo + kk] : 0f;
+                        }
+                    }
+                }
+                roundBlock(buf, 0, base + b * BLOCK * PANEL, (p * blocks + b) * PANEL);
+            }
+        }
+    }
+
+    /**
+     * One block of one panel: {@code xt[kb + column * PANEL + token]} rounded into {@code int8[dstOff ..]} (the same
+     * layout), its scales and sums at {@code dOff}.
+     */
+    private void roundBlock(float[] xt, int kb, int dstOff, int dOff) {
+        short[] xq = int8;
+        float[] xd = int8Scales;
+        float[] xs = int8Sums;
+        int half = F.length();
+        FloatVector m0 = FloatVector.zero(F);
+        FloatVector m1 = FloatVector.zero(F);
+        for (int kk = 0; kk < BLOCK; kk++) {
+            int o = kb + kk * PANEL;
+            m0 = m0.max(FloatVector.fromArray(F, xt, o).abs());
+            m1 = m1.max(FloatVector.fromArray(F, xt, o + half).abs());
+        }
+        FloatVector d0 = m0.div(127f);
+        FloatVector d1 = m1.div(127f);
+        FloatVector id0 = FloatVector.broadcast(F, 1f).div(d0).blend(0f, d0.eq(0f));
+        FloatVector id1 = FloatVector.broadcast(F, 1f).div(d1).blend(0f, d1.eq(0f));
+        // The scales at fp16 precision, as ggml stores them.
+        d0.intoArray(xd, dOff);
+        d1.intoArray(xd, dOff + half);
+        for (int j = dOff; j < dOff + PANEL; j++) {
+            xd[j] = Float.float16ToFloat(Float.floatToFloat16(xd[j]));
+        }
+        FloatVector sum0 = FloatVector.zero(F);
+        FloatVector sum1 = FloatVector.zero(F);
+        for (int kk = 0; kk < BLOCK; kk++) {
+            int o = kb + kk * PANEL;
+            // Round to nearest, ties to even: add and remove 1.5 * 2^23.
+            FloatVector r0 = FloatVector.fromArray(F, xt, o).mul(id0).add(ROUNDER).sub(ROUNDER);
+            FloatVector r1 = FloatVector.fromArray(F, xt, o + half).mul(id1).add(ROUNDER).sub(ROUNDER);
+            sum0 = sum0.add(r0); // integers of at most 32 * 127: exact
+            sum1 = sum1.add(r1);
+            int q = dstOff + kk * PANEL;
+            ((ShortVector) r0.convertShape(VectorOperators.F2S, SHORT_HALF, 0)).intoArray(xq, q);
+            ((ShortVector) r1.convertShape(VectorOperators.F2S, SHORT_HALF, 0)).intoArray(xq, q + half);
+        }
+        FloatVector lo = FloatVector.fromArray(F, xd, dOff);
+        FloatVector hi = FloatVector.fromArray(F, xd, dOff + half);
+        FloatVector s0 = sum0.mul(lo);
+        FloatVector s1 = sum1.mul(hi);
+        // Even tokens first, then odd: the order in which the 16-bit kernels widen their sums.
+        lo.rearrange(EVEN_LANES, hi).intoArray(xd, dOff);
+        lo.rearrange(ODD_LANES, hi).intoArray(xd, dOff + half);
+        s0.rearrange(EVEN_LANES, s1).intoArray(xs, dOff);
+        s0.rearrange(ODD_LANES, s1).intoArray(xs, dOff + half);
     }
 }

@@ -105,7 +105,8 @@ public final class PackedGemm {
         int groupRows = Math.max(MR, groupFloats / cols / MR * MR);
         boolean clocked = StageClock.active();
         long wall = clocked ? System.nanoTime() : 0L;
-        pool.forRange(rows, MR, (long) rows * cols * n, (start, end) -> {
+        // whole groups of decoded rows when blocked (the panel blocks are reused across a group)
+        GuidedRows.forRange(pool, rows, MR, blocked ? groupRows / MR : 4, (long) rows * cols * n, (start, end) -> {
             float[] tmp = RESULTS.get(MR * PANEL);
             if (!blocked) {
                 float[] a = ROWS.get(MR * cols);
