@@ -18,7 +18,9 @@ import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 
 /**
  * ggml Q8_0: blocks of 32 values, {@code fp16 d} then 32 {@code int8 q}; value = q * d.
@@ -35,18 +37,8 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     private static final Scratch.Floats INTERLEAVED = new Scratch.Floats();
     /** Whether the batched 8-lane kernels take eight tokens at a time (see {@link #group}). */
     private static final boolean GROUP8 = Boolean.parseBoolean(System.getProperty("edgelm.batch8", "true"));
-    /**
-     * Whether the 16-lane kernels scale the weights ({@code (q * d) * x}, see {@link #dot16}) rather than the
-     * block's partial sum ({@code (q * x) * d}, {@link #dot16Unscaled}).
-     */
-    static final boolean SCALED = Boolean.parseBoolean(System.getProperty("edgelm.q8.scaled", "false"));
     /** Whether the batched 16-lane product takes eight tokens at a time ({@link #dot16x8}); else four. */
     static final boolean EACH8 = Boolean.parseBoolean(System.getProperty("edgelm.q8.each8", "true"));
-    /** The batched 16-lane product's bytes of activations per pass over a tile of rows (see {@link #multiplyEach}). */
-    private static final int CHUNK = Integer.getInteger("edgelm.q8.chunk", 16) * 1024;
-    /** The rows of such a tile. */
-    private static final int TILE = Integer.getInteger("edgelm.q8.tile", 8);
-
     public Q8_0Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q8_0, data, rows, cols, 0);
     }
@@ -363,35 +355,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     }
 
     /**
-     * The 16-lane (AVX-512) shape written out: a block is two 16-byte loads, no inner loops. The block's scale
-     * goes on the weights: {@code q * d} is exact in float (8 bits times 11), so each term {@code (q * d) * x} is
-     * rounded once, in a multiply-add into one of two accumulators (the block's low and high halves), summed at
-     * the end. The batched kernels ({@link #dot16x4}, {@link #dot16x8}) scale each block once for all their tokens
-     * and then need one multiply-add per 16 values and token.
-     */
-    private float dot16(int row, float[] x, int xOff) {
-        if (!SCALED) {
-            return dot16Unscaled(row, x, xOff);
-        }
-        long o = row * rowBytes;
-        FloatVector a0 = FloatVector.zero(F);
-        FloatVector a1 = FloatVector.zero(F);
-        int end = xOff + cols;
-        for (int xi = xOff; xi < end; xi += BLOCK, o += BLOCK_BYTES) {
-            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector lo = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0)).mul(d);
-            FloatVector hi = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0)).mul(d);
-            a0 = lo.fma(FloatVector.fromArray(F, x, xi), a0);
-            a1 = hi.fma(FloatVector.fromArray(F, x, xi + 16), a1);
-        }
-        return Simd.sum(a0.add(a1));
-    }
-
-    /**
-     * The 16-lane kernel with the scale on the block's partial sum ({@code -Dedgelm.q8.scaled=false}): per block
+     * The 16-lane (AVX-512) shape written out: a block is two 16-byte loads, no inner loops; per block
      * {@code s = q_hi * x_hi + q_lo * x_lo}, then {@code acc += s * d}.
      */
-    private float dot16Unscaled(int row, float[] x, int xOff) {
+    private float dot16(int row, float[] x, int xOff) {
         long base = row * rowBytes;
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < blocksPerRow; b++) {
@@ -407,7 +374,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
 
     /**
      * Independent tokens (batched decode): eight tokens at a time share each block's loads, conversions and
-     * scaling ({@link #dot16x8}), then four ({@link #dot16x4}), the rest go one by one; every token's result is
+     * scale ({@link #dot16x8}), then four ({@link #dot16x4}), the rest go one by one; every token's result is
      * {@link #dot16}'s, bit for bit.
      */
     @Override
@@ -431,56 +398,19 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         for (int t0 = 0; t0 < grouped; t0 += group16(grouped - t0)) {
             sideBySide(x, t0, group16(grouped - t0), cols, xt);
         }
-        if (SCALED) {
-            pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
-                float[] acc = new float[TILE * 8 * 2 * L];
-                float[] lanes = new float[L];
-                for (int r0 = start; r0 < end; r0 += TILE) {
-                    int r1 = Math.min(end, r0 + TILE);
-                    for (int t = 0, g; t < last; t += g) {
-                        g = group16(last - t);
-                        int per = g * 2 * L;
-                        java.util.Arrays.fill(acc, 0, (r1 - r0) * per, 0f);
-                        int cb = Math.max(1, CHUNK / (g * BLOCK * Float.BYTES));
-                        for (int b0 = 0; b0 < blocksPerRow; b0 += cb) {
-                            int nb = Math.min(cb, blocksPerRow - b0);
-                            for (int r = r0; r < r1; r++) {
-                                if (g == 8) {
-                                    dot16x8(r, b0, nb, xt, t * cols, acc, (r - r0) * per);
-                                } else {
-                                    dot16x4(r, b0, nb, xt, t * cols, acc, (r - r0) * per);
-                                }
-                            }
-                        }
-                        for (int r = r0; r < r1; r++) {
-                            for (int i = 0; i < g; i++) {
-                                int a = (r - r0) * per + i * 2 * L;
-                                FloatVector.fromArray(F, acc, a).add(FloatVector.fromArray(F, acc, a + L)).intoArray(lanes, 0);
-                                out[(t + i) * outStride + outOff + r] = sum16(lanes, 0);
-                            }
-                        }
-                    }
-                    for (int t = last; t < n; t++) {
-                        for (int r = r0; r < r1; r++) {
-                            out[t * outStride + outOff + r] = dot16(r, x, t * cols);
-                        }
-                    }
-                }
-            });
-            return;
-        }
         pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
             float[] lanes = new float[8 * L];
             for (int r = start; r < end; r++) {
                 for (int t = 0, g; t < last; t += g) {
                     g = group16(last - t);
                     if (g == 8) {
-                        dot16x8Unscaled(r, xt, t * cols, lanes);
+                        dot16x8(r, xt, t * cols, lanes);
                     } else {
-                        dot16x4Unscaled(r, xt, t * cols, lanes);
+                        dot16x4(r, xt, t * cols, lanes);
                     }
+                    sums(lanes, g);
                     for (int i = 0; i < g; i++) {
-                        out[(t + i) * outStride + outOff + r] = sum16(lanes, i * L);
+                        out[(t + i) * outStride + outOff + r] = lanes[SUM_LANE[g == 8 ? i : 8 + i]];
                     }
                 }
                 for (int t = last; t < n; t++) {
@@ -511,105 +441,50 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         }
     }
 
-    /**
-     * {@link Simd#sum} of the 16 values at {@code a[off..]}, in its order (so the same bits): the many-token
-     * kernels store their accumulators and sum them here (see {@link Simd#sum8}).
-     */
-    static float sum16(float[] a, int off) {
-        return (((a[off] + a[off + 8]) + (a[off + 4] + a[off + 12])) + ((a[off + 2] + a[off + 10]) + (a[off + 6] + a[off + 14])))
-                + (((a[off + 1] + a[off + 9]) + (a[off + 5] + a[off + 13])) + ((a[off + 3] + a[off + 11]) + (a[off + 7] + a[off + 15])));
-    }
+    private static final VectorShuffle<Float> S8 = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 8) : null;
+    private static final VectorShuffle<Float> S4 = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 4) : null;
+    private static final VectorShuffle<Float> S2 = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 2) : null;
+    private static final VectorShuffle<Float> S1 = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 1) : null;
+    private static final VectorMask<Float> M8 = L == 16 ? VectorMask.fromLong(F, 0xFF00) : null;
+    private static final VectorMask<Float> M4 = L == 16 ? VectorMask.fromLong(F, 0xF0F0) : null;
+    private static final VectorMask<Float> M2 = L == 16 ? VectorMask.fromLong(F, 0xCCCC) : null;
+    /** Where {@link #sums} leaves token i's sum: {@code [i]} of eight tokens, {@code [8 + i]} of four. */
+    private static final int[] SUM_LANE = {0, 8, 4, 12, 2, 10, 6, 14, 0, 8, 4, 12};
 
     /**
-     * {@link #dot16} of one row with four inputs {@linkplain #sideBySide side by side} from {@code xt[xOff]}, over
-     * blocks {@code b0 .. b0+nb)} of the row, the accumulators carried in {@code acc[at ..]} (input t's two at
-     * {@code at + 32t} and {@code at + 32t + 16}): the same operations in the same order per input as the one-token
-     * kernel, each block's loads, conversions and scaling shared. Storing and reloading an accumulator between
-     * the calls does not change its bits.
+     * {@link Simd#sum} of each of the {@code g} (4 or 8) accumulators at {@code lanes[16t ..]}, in its order (so the
+     * same bits), all at once: each of Simd.sum's steps adds lane {@code i ^ k} to lane i, after which half the
+     * lanes repeat the other half, so two tokens' vectors are blended into one before the next step (token t's
+     * lanes keep their places within the vector, the additions are the same ones, only commuted). The sums land
+     * in {@code lanes[SUM_LANE[..]]}: 8 tokens' 16 vector additions and 7 blends instead of 120 scalar additions.
      */
-    private void dot16x4(int row, int b0, int nb, float[] xt, int xOff, float[] acc, int at) {
-        long o = row * rowBytes + (long) b0 * BLOCK_BYTES;
-        FloatVector a00 = FloatVector.fromArray(F, acc, at + 0), a01 = FloatVector.fromArray(F, acc, at + 16);
-        FloatVector a10 = FloatVector.fromArray(F, acc, at + 32), a11 = FloatVector.fromArray(F, acc, at + 48);
-        FloatVector a20 = FloatVector.fromArray(F, acc, at + 64), a21 = FloatVector.fromArray(F, acc, at + 80);
-        FloatVector a30 = FloatVector.fromArray(F, acc, at + 96), a31 = FloatVector.fromArray(F, acc, at + 112);
-        int end = xOff + (b0 + nb) * 128;
-        for (int xi = xOff + b0 * 128; xi < end; xi += 128, o += BLOCK_BYTES) {
-            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector lo = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0)).mul(d);
-            FloatVector hi = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0)).mul(d);
-            a00 = lo.fma(FloatVector.fromArray(F, xt, xi), a00);
-            a01 = hi.fma(FloatVector.fromArray(F, xt, xi + 16), a01);
-            a10 = lo.fma(FloatVector.fromArray(F, xt, xi + 32), a10);
-            a11 = hi.fma(FloatVector.fromArray(F, xt, xi + 48), a11);
-            a20 = lo.fma(FloatVector.fromArray(F, xt, xi + 64), a20);
-            a21 = hi.fma(FloatVector.fromArray(F, xt, xi + 80), a21);
-            a30 = lo.fma(FloatVector.fromArray(F, xt, xi + 96), a30);
-            a31 = hi.fma(FloatVector.fromArray(F, xt, xi + 112), a31);
+    static void sums(float[] lanes, int g) {
+        FloatVector c01 = step(lanes, 0, S8).blend(step(lanes, 16, S8), M8);
+        FloatVector c23 = step(lanes, 32, S8).blend(step(lanes, 48, S8), M8);
+        FloatVector d0 = c01.add(c01.rearrange(S4)).blend(c23.add(c23.rearrange(S4)), M4);
+        if (g == 8) {
+            FloatVector c45 = step(lanes, 64, S8).blend(step(lanes, 80, S8), M8);
+            FloatVector c67 = step(lanes, 96, S8).blend(step(lanes, 112, S8), M8);
+            FloatVector d1 = c45.add(c45.rearrange(S4)).blend(c67.add(c67.rearrange(S4)), M4);
+            d0 = d0.add(d0.rearrange(S2)).blend(d1.add(d1.rearrange(S2)), M2);
+        } else {
+            d0 = d0.add(d0.rearrange(S2));
         }
-        a00.intoArray(acc, at + 0);
-        a01.intoArray(acc, at + 16);
-        a10.intoArray(acc, at + 32);
-        a11.intoArray(acc, at + 48);
-        a20.intoArray(acc, at + 64);
-        a21.intoArray(acc, at + 80);
-        a30.intoArray(acc, at + 96);
-        a31.intoArray(acc, at + 112);
+        d0.add(d0.rearrange(S1)).intoArray(lanes, 0);
     }
 
-    /** {@link #dot16x4} for eight inputs. */
-    private void dot16x8(int row, int b0, int nb, float[] xt, int xOff, float[] acc, int at) {
-        long o = row * rowBytes + (long) b0 * BLOCK_BYTES;
-        FloatVector a00 = FloatVector.fromArray(F, acc, at + 0), a01 = FloatVector.fromArray(F, acc, at + 16);
-        FloatVector a10 = FloatVector.fromArray(F, acc, at + 32), a11 = FloatVector.fromArray(F, acc, at + 48);
-        FloatVector a20 = FloatVector.fromArray(F, acc, at + 64), a21 = FloatVector.fromArray(F, acc, at + 80);
-        FloatVector a30 = FloatVector.fromArray(F, acc, at + 96), a31 = FloatVector.fromArray(F, acc, at + 112);
-        FloatVector a40 = FloatVector.fromArray(F, acc, at + 128), a41 = FloatVector.fromArray(F, acc, at + 144);
-        FloatVector a50 = FloatVector.fromArray(F, acc, at + 160), a51 = FloatVector.fromArray(F, acc, at + 176);
-        FloatVector a60 = FloatVector.fromArray(F, acc, at + 192), a61 = FloatVector.fromArray(F, acc, at + 208);
-        FloatVector a70 = FloatVector.fromArray(F, acc, at + 224), a71 = FloatVector.fromArray(F, acc, at + 240);
-        int end = xOff + (b0 + nb) * 256;
-        for (int xi = xOff + b0 * 256; xi < end; xi += 256, o += BLOCK_BYTES) {
-            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector lo = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0)).mul(d);
-            FloatVector hi = ((FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0)).mul(d);
-            a00 = lo.fma(FloatVector.fromArray(F, xt, xi), a00);
-            a01 = hi.fma(FloatVector.fromArray(F, xt, xi + 16), a01);
-            a10 = lo.fma(FloatVector.fromArray(F, xt, xi + 32), a10);
-            a11 = hi.fma(FloatVector.fromArray(F, xt, xi + 48), a11);
-            a20 = lo.fma(FloatVector.fromArray(F, xt, xi + 64), a20);
-            a21 = hi.fma(FloatVector.fromArray(F, xt, xi + 80), a21);
-            a30 = lo.fma(FloatVector.fromArray(F, xt, xi + 96), a30);
-            a31 = hi.fma(FloatVector.fromArray(F, xt, xi + 112), a31);
-            a40 = lo.fma(FloatVector.fromArray(F, xt, xi + 128), a40);
-            a41 = hi.fma(FloatVector.fromArray(F, xt, xi + 144), a41);
-            a50 = lo.fma(FloatVector.fromArray(F, xt, xi + 160), a50);
-            a51 = hi.fma(FloatVector.fromArray(F, xt, xi + 176), a51);
-            a60 = lo.fma(FloatVector.fromArray(F, xt, xi + 192), a60);
-            a61 = hi.fma(FloatVector.fromArray(F, xt, xi + 208), a61);
-            a70 = lo.fma(FloatVector.fromArray(F, xt, xi + 224), a70);
-            a71 = hi.fma(FloatVector.fromArray(F, xt, xi + 240), a71);
-        }
-        a00.intoArray(acc, at + 0);
-        a01.intoArray(acc, at + 16);
-        a10.intoArray(acc, at + 32);
-        a11.intoArray(acc, at + 48);
-        a20.intoArray(acc, at + 64);
-        a21.intoArray(acc, at + 80);
-        a30.intoArray(acc, at + 96);
-        a31.intoArray(acc, at + 112);
-        a40.intoArray(acc, at + 128);
-        a41.intoArray(acc, at + 144);
-        a50.intoArray(acc, at + 160);
-        a51.intoArray(acc, at + 176);
-        a60.intoArray(acc, at + 192);
-        a61.intoArray(acc, at + 208);
-        a70.intoArray(acc, at + 224);
-        a71.intoArray(acc, at + 240);
+    private static FloatVector step(float[] lanes, int off, VectorShuffle<Float> s) {
+        FloatVector v = FloatVector.fromArray(F, lanes, off);
+        return v.add(v.rearrange(s));
     }
 
-    /** {@link #dot16Unscaled} of one row with four inputs, as {@link #dot16x4}. */
-    private void dot16x4Unscaled(int row, float[] x, int xOff, float[] lanes) {
+
+    /**
+     * {@link #dot16} of one row with four inputs {@linkplain #sideBySide side by side} from {@code xt[xOff]}, the
+     * final accumulators into {@code lanes[16t ..]}: the same operations in the same order per input, each block's
+     * loads, conversions and scale shared.
+     */
+    private void dot16x4(int row, float[] xt, int xOff, float[] lanes) {
         long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
@@ -620,10 +495,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
             FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector s0 = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
-            FloatVector s1 = hi.fma(FloatVector.fromArray(F, x, xi + 48), lo.mul(FloatVector.fromArray(F, x, xi + 32)));
-            FloatVector s2 = hi.fma(FloatVector.fromArray(F, x, xi + 80), lo.mul(FloatVector.fromArray(F, x, xi + 64)));
-            FloatVector s3 = hi.fma(FloatVector.fromArray(F, x, xi + 112), lo.mul(FloatVector.fromArray(F, x, xi + 96)));
+            FloatVector s0 = hi.fma(FloatVector.fromArray(F, xt, xi + 16), lo.mul(FloatVector.fromArray(F, xt, xi)));
+            FloatVector s1 = hi.fma(FloatVector.fromArray(F, xt, xi + 48), lo.mul(FloatVector.fromArray(F, xt, xi + 32)));
+            FloatVector s2 = hi.fma(FloatVector.fromArray(F, xt, xi + 80), lo.mul(FloatVector.fromArray(F, xt, xi + 64)));
+            FloatVector s3 = hi.fma(FloatVector.fromArray(F, xt, xi + 112), lo.mul(FloatVector.fromArray(F, xt, xi + 96)));
             acc0 = s0.fma(d, acc0);
             acc1 = s1.fma(d, acc1);
             acc2 = s2.fma(d, acc2);
@@ -635,8 +510,11 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         acc3.intoArray(lanes, 48);
     }
 
-    /** {@link #dot16Unscaled} of one row with eight inputs, as {@link #dot16x8}. */
-    private void dot16x8Unscaled(int row, float[] x, int xOff, float[] lanes) {
+    /**
+     * {@link #dot16x4} for eight inputs: per block two conversions and a scale for 8 tokens, 24 multiplies and
+     * multiply-adds; 8 accumulators, the two converted halves and the scale in registers (AVX-512 has 32).
+     */
+    private void dot16x8(int row, float[] xt, int xOff, float[] lanes) {
         long o = row * rowBytes;
         FloatVector acc0 = FloatVector.zero(F);
         FloatVector acc1 = FloatVector.zero(F);
@@ -651,14 +529,14 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
             FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
             FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            acc0 = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi))).fma(d, acc0);
-            acc1 = hi.fma(FloatVector.fromArray(F, x, xi + 48), lo.mul(FloatVector.fromArray(F, x, xi + 32))).fma(d, acc1);
-            acc2 = hi.fma(FloatVector.fromArray(F, x, xi + 80), lo.mul(FloatVector.fromArray(F, x, xi + 64))).fma(d, acc2);
-            acc3 = hi.fma(FloatVector.fromArray(F, x, xi + 112), lo.mul(FloatVector.fromArray(F, x, xi + 96))).fma(d, acc3);
-            acc4 = hi.fma(FloatVector.fromArray(F, x, xi + 144), lo.mul(FloatVector.fromArray(F, x, xi + 128))).fma(d, acc4);
-            acc5 = hi.fma(FloatVector.fromArray(F, x, xi + 176), lo.mul(FloatVector.fromArray(F, x, xi + 160))).fma(d, acc5);
-            acc6 = hi.fma(FloatVector.fromArray(F, x, xi + 208), lo.mul(FloatVector.fromArray(F, x, xi + 192))).fma(d, acc6);
-            acc7 = hi.fma(FloatVector.fromArray(F, x, xi + 240), lo.mul(FloatVector.fromArray(F, x, xi + 224))).fma(d, acc7);
+            acc0 = hi.fma(FloatVector.fromArray(F, xt, xi + 16), lo.mul(FloatVector.fromArray(F, xt, xi))).fma(d, acc0);
+            acc1 = hi.fma(FloatVector.fromArray(F, xt, xi + 48), lo.mul(FloatVector.fromArray(F, xt, xi + 32))).fma(d, acc1);
+            acc2 = hi.fma(FloatVector.fromArray(F, xt, xi + 80), lo.mul(FloatVector.fromArray(F, xt, xi + 64))).fma(d, acc2);
+            acc3 = hi.fma(FloatVector.fromArray(F, xt, xi + 112), lo.mul(FloatVector.fromArray(F, xt, xi + 96))).fma(d, acc3);
+            acc4 = hi.fma(FloatVector.fromArray(F, xt, xi + 144), lo.mul(FloatVector.fromArray(F, xt, xi + 128))).fma(d, acc4);
+            acc5 = hi.fma(FloatVector.fromArray(F, xt, xi + 176), lo.mul(FloatVector.fromArray(F, xt, xi + 160))).fma(d, acc5);
+            acc6 = hi.fma(FloatVector.fromArray(F, xt, xi + 208), lo.mul(FloatVector.fromArray(F, xt, xi + 192))).fma(d, acc6);
+            acc7 = hi.fma(FloatVector.fromArray(F, xt, xi + 240), lo.mul(FloatVector.fromArray(F, xt, xi + 224))).fma(d, acc7);
         }
         acc0.intoArray(lanes, 0);
         acc1.intoArray(lanes, 16);
