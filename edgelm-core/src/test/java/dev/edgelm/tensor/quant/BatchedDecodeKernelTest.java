@@ -13,8 +13,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * The decode kernels of Q8_0 and Q4_0 with one token and with n independent tokens ({@code multiplyEach},
  * batched decode): every token of a batch gets exactly the bits of its one-token product and of
- * {@code dotRow}, for n = 2..17 (the eight-, four-, two- and one-token kernels in every combination: 15 is
- * 8 + 4 + 2 + 1, 17 is 8 + 8 + 1), on one and two threads; and both agree with the value definition (Q8_0: {@code q * d}; Q4_0: {@code (nibble - 8) * d},
+ * {@code dotRow}, for n = 2..17 (the eight-, four-, two- and one-token kernels in every combination: on 8 lanes
+ * 15 is 8 + 4 + 2 + 1, 17 is 8 + 8 + 1; on 16 lanes 5..7 are 4 + ones, 11 is 8 + three ones, 13 is 8 + 4 + 1, and
+ * the lane sums of a pass of four or eight land in their tokens' places), on one and two threads; and both agree with the value definition (Q8_0: {@code q * d}; Q4_0: {@code (nibble - 8) * d},
  * decoded here from the bytes, d by {@link Blocks#half}) summed in double.
  */
 class BatchedDecodeKernelTest {
@@ -63,7 +64,7 @@ class BatchedDecodeKernelTest {
         }
         for (int threads : new int[] {1, 2}) {
             try (Parallel pool = new Parallel(threads)) {
-                for (int n : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 16, 17}) {
+                for (int n : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17}) {
                     float[] x = new float[n * cols];
                     for (int i = 0; i < x.length; i++) {
                         x[i] = (float) r.nextGaussian();
