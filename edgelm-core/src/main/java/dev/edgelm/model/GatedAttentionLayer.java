@@ -81,17 +81,11 @@ final class GatedAttentionLayer {
         int kvWidth = kvHeads * hd;
         float eps = c.rmsNormEps();
         Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
-        if (n == 1 && Qwen35Model.fusedDecode) {
-            pool.fused(() -> { // decode: one parallel section for the three projections of the same input
-                w.qProj().matmul(pool, in, ws.qkv);
-                w.kProj().matmul(pool, in, ws.k);
-                w.vProj().matmul(pool, in, ws.v);
-            });
-        } else {
+        Qwen35Model.sameInput(pool, n, () -> {
             w.qProj().matmul(pool, in, ws.qkv);
             w.kProj().matmul(pool, in, ws.k);
             w.vProj().matmul(pool, in, ws.v);
-        }
+        });
         pool.forRange(n, 1, 8L * n * (heads + kvHeads) * hd, (t0, t1) -> {
             for (int t = t0; t < t1; t++) {
                 for (int h = 0; h < heads; h++) {

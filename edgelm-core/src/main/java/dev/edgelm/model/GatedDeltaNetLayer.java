@@ -43,24 +43,13 @@ final class GatedDeltaNetLayer {
         int hv = c.linearValueHeads();
         long t = StageClock.start();
         Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
-        if (n == 1 && Qwen35Model.fusedDecode) {
-            // decode: the four projections of the same input in one parallel section
-            pool.fused(() -> {
-                w.inProjQkv().matmul(pool, in, ws.qkv);
-                w.inProjZ().matmul(pool, in, ws.z);
-                w.inProjB().matmul(pool, in, ws.beta);
-                w.inProjA().matmul(pool, in, ws.decay);
-            });
-            t = Qwen35Model.lap("dn.proj (fused)", t);
-        } else {
+        Qwen35Model.sameInput(pool, n, () -> {
             w.inProjQkv().matmul(pool, in, ws.qkv);
-            t = Qwen35Model.lap("dn.proj.qkv", t);
             w.inProjZ().matmul(pool, in, ws.z);
-            t = Qwen35Model.lap("dn.proj.z", t);
             w.inProjB().matmul(pool, in, ws.beta);
             w.inProjA().matmul(pool, in, ws.decay);
-            t = Qwen35Model.lap("dn.proj.b+a", t);
-        }
+        });
+        t = Qwen35Model.lap("dn.proj", t);
         // Per-token work below is split between threads by token (each result depends on its token only).
         gates(w, ws, n, hv);
         t = Qwen35Model.lap("dn.gates", t);

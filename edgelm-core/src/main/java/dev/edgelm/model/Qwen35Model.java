@@ -45,6 +45,18 @@ public final class Qwen35Model implements AutoCloseable {
      */
     static volatile boolean fusedDecode = Boolean.parseBoolean(System.getProperty("edgelm.decode.fused", "true"));
 
+    /**
+     * Runs {@code projections}, the matmuls of one layer that read the same input: for one token (decode) as one
+     * parallel section ({@link Parallel#fused}) while {@link #fusedDecode}, else one section per matrix.
+     */
+    static void sameInput(Parallel pool, int n, Runnable projections) {
+        if (n == 1 && fusedDecode) {
+            pool.fused(projections);
+        } else {
+            projections.run();
+        }
+    }
+
     private final Qwen35Config config;
     private final Qwen35Weights weights;
     private final Parallel pool;
@@ -285,15 +297,10 @@ public final class Qwen35Model implements AutoCloseable {
     private void mlp(Qwen35Weights.DecoderLayer layer, Workspace ws, int n) {
         long t = StageClock.start();
         Activations in = ws.input.set(ws.normed, n, config.hiddenSize());
-        if (n == 1 && fusedDecode) {
-            pool.fused(() -> { // decode: gate and up in one parallel section
-                layer.mlpGate().matmul(pool, in, ws.gate);
-                layer.mlpUp().matmul(pool, in, ws.up);
-            });
-        } else {
+        sameInput(pool, n, () -> {
             layer.mlpGate().matmul(pool, in, ws.gate);
             layer.mlpUp().matmul(pool, in, ws.up);
-        }
+        });
         t = lap("mlp.gate+up", t);
         int width = config.intermediateSize();
         pool.forRange(n, 1, 8L * n * width, (t0, t1) ->

@@ -2,6 +2,7 @@ package dev.edgelm.tensor;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -135,7 +136,7 @@ public final class Parallel implements AutoCloseable {
     }
 
     /** The sections {@link #fused}'s body starts, collected by the thread that runs it; null outside. */
-    private java.util.ArrayList<Part> deferred;
+    private ArrayList<Part> deferred;
 
     /** One section started inside {@link #fused}. */
     private record Part(int n, int align, RangeTask task, long cost) {}
@@ -158,7 +159,7 @@ public final class Parallel implements AutoCloseable {
             body.run();
             return;
         }
-        java.util.ArrayList<Part> parts = new java.util.ArrayList<>(4);
+        ArrayList<Part> parts = new ArrayList<>(4);
         deferred = parts;
         try {
             body.run();

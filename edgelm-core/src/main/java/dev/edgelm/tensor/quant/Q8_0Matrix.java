@@ -20,7 +20,6 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShuffle;
 
 /**
  * ggml Q8_0: blocks of 32 values, {@code fp16 d} then 32 {@code int8 q}; value = q * d.
@@ -39,13 +38,7 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     private static final boolean GROUP8 = Boolean.parseBoolean(System.getProperty("edgelm.batch8", "true"));
     /** Whether the batched 16-lane product takes eight tokens at a time ({@link #dot16x8}); else four. */
     static final boolean EACH8 = Boolean.parseBoolean(System.getProperty("edgelm.q8.each8", "true"));
-    /**
-     * Rows of more than 1024 values take the eight-token pass in chunks of this many blocks ({@link #multiplyEachChunked}); 16
-     * blocks of eight tokens are 16 KiB of activations. Off by default (0): {@code -Dedgelm.q8.chunk=16} measured 6760-8696 against 6552-7193 tokens per CPU-second on 1024 x 3584 at n = 8 (three rounds, load 7-11) but is not yet under the identity test.
-     */
-    private static final int CHUNK_BLOCKS = Integer.getInteger("edgelm.q8.chunk", 0);
-    /** The rows of a tile of {@link #multiplyEachChunked}. */
-    private static final int TILE = Integer.getInteger("edgelm.q8.tile", 8);
+
     public Q8_0Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q8_0, data, rows, cols, 0);
     }
@@ -396,18 +389,10 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         }
         int n = in.tokens();
         float[] x = in.x();
-        int grouped = n >= 8 && EACH8 ? n & ~7 : n & ~3;
-        if (n >= 8 && EACH8 && (n & 7) >= 4) {
-            grouped += 4;
-        }
-        int last = grouped;
-        float[] xt = INTERLEAVED.get(Math.max(1, grouped) * cols);
-        for (int t0 = 0; t0 < grouped; t0 += group16(grouped - t0)) {
-            sideBySide(x, t0, group16(grouped - t0), cols, xt);
-        }
-        if (last >= 8 && CHUNK_BLOCKS > 0 && cols > 1024) {
-            pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> multiplyEachChunked(start, end, x, xt, last, n, out, outStride, outOff));
-            return;
+        int last = n & ~3; // tokens in passes of eight and four (group16), the rest one by one
+        float[] xt = INTERLEAVED.get(Math.max(1, last) * cols);
+        for (int t0 = 0; t0 < last; t0 += group16(last - t0)) {
+            sideBySide(x, t0, group16(last - t0), cols, xt);
         }
         pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
             float[] lanes = new float[8 * L];
@@ -431,52 +416,6 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         });
     }
 
-    /**
-     * {@link #multiplyEach}'s rows {@code start .. end)} on long rows: eight tokens of a 3584-value row are 112 KiB of
-     * activations, more than L1, so each eight-token group goes over a tile of {@link #TILE} rows one chunk of
-     * {@link #CHUNK_BLOCKS} blocks at a time ({@link #dot16x8Part}), the accumulators stored between chunks (which
-     * does not change their bits); the chunk's activations stay in L1 for the tile's rows.
-     */
-    private void multiplyEachChunked(int start, int end, float[] x, float[] xt, int last, int n, float[] out, int outStride, int outOff) {
-        float[] acc = new float[TILE * 8 * L];
-        float[] lanes = new float[8 * L];
-        for (int r0 = start; r0 < end; r0 += TILE) {
-            int r1 = Math.min(end, r0 + TILE);
-            for (int t = 0, g; t < last; t += g) {
-                g = group16(last - t);
-                if (g == 8) {
-                    java.util.Arrays.fill(acc, 0, (r1 - r0) * 8 * L, 0f);
-                    for (int b0 = 0; b0 < blocksPerRow; b0 += CHUNK_BLOCKS) {
-                        int nb = Math.min(CHUNK_BLOCKS, blocksPerRow - b0);
-                        for (int r = r0; r < r1; r++) {
-                            dot16x8Part(r, b0, nb, xt, t * cols, acc, (r - r0) * 8 * L);
-                        }
-                    }
-                    for (int r = r0; r < r1; r++) {
-                        System.arraycopy(acc, (r - r0) * 8 * L, lanes, 0, 8 * L);
-                        sums(lanes, 8);
-                        for (int i = 0; i < 8; i++) {
-                            out[(t + i) * outStride + outOff + r] = lanes[SUM_LANE[i]];
-                        }
-                    }
-                } else {
-                    for (int r = r0; r < r1; r++) {
-                        dot16x4(r, xt, t * cols, lanes);
-                        sums(lanes, 4);
-                        for (int i = 0; i < 4; i++) {
-                            out[(t + i) * outStride + outOff + r] = lanes[SUM_LANE[8 + i]];
-                        }
-                    }
-                }
-            }
-            for (int t = last; t < n; t++) {
-                for (int r = r0; r < r1; r++) {
-                    out[t * outStride + outOff + r] = dot16(r, x, t * cols);
-                }
-            }
-        }
-    }
-
     /** The size of the next group of the batched 16-lane kernels when {@code left} (a multiple of 4) tokens remain. */
     private static int group16(int left) {
         return left >= 8 && EACH8 ? 8 : 4;
@@ -498,10 +437,6 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         }
     }
 
-    private static final VectorShuffle<Float> S8 = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 8) : null;
-    private static final VectorShuffle<Float> S4 = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 4) : null;
-    private static final VectorShuffle<Float> S2 = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 2) : null;
-    private static final VectorShuffle<Float> S1 = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 1) : null;
     private static final VectorMask<Float> M8 = L == 16 ? VectorMask.fromLong(F, 0xFF00) : null;
     private static final VectorMask<Float> M4 = L == 16 ? VectorMask.fromLong(F, 0xF0F0) : null;
     private static final VectorMask<Float> M2 = L == 16 ? VectorMask.fromLong(F, 0xCCCC) : null;
@@ -516,25 +451,25 @@ public final class Q8_0Matrix extends QuantizedMatrix {
      * in {@code lanes[SUM_LANE[..]]}: 8 tokens' 16 vector additions and 7 blends instead of 120 scalar additions.
      */
     static void sums(float[] lanes, int g) {
-        FloatVector c01 = step(lanes, 0, S8).blend(step(lanes, 16, S8), M8);
-        FloatVector c23 = step(lanes, 32, S8).blend(step(lanes, 48, S8), M8);
-        FloatVector d0 = c01.add(c01.rearrange(S4)).blend(c23.add(c23.rearrange(S4)), M4);
+        FloatVector c01 = step(lanes, 0).blend(step(lanes, 16), M8);
+        FloatVector c23 = step(lanes, 32).blend(step(lanes, 48), M8);
+        FloatVector d0 = c01.add(c01.rearrange(Simd.SWAP4)).blend(c23.add(c23.rearrange(Simd.SWAP4)), M4);
         if (g == 8) {
-            FloatVector c45 = step(lanes, 64, S8).blend(step(lanes, 80, S8), M8);
-            FloatVector c67 = step(lanes, 96, S8).blend(step(lanes, 112, S8), M8);
-            FloatVector d1 = c45.add(c45.rearrange(S4)).blend(c67.add(c67.rearrange(S4)), M4);
-            d0 = d0.add(d0.rearrange(S2)).blend(d1.add(d1.rearrange(S2)), M2);
+            FloatVector c45 = step(lanes, 64).blend(step(lanes, 80), M8);
+            FloatVector c67 = step(lanes, 96).blend(step(lanes, 112), M8);
+            FloatVector d1 = c45.add(c45.rearrange(Simd.SWAP4)).blend(c67.add(c67.rearrange(Simd.SWAP4)), M4);
+            d0 = d0.add(d0.rearrange(Simd.SWAP2)).blend(d1.add(d1.rearrange(Simd.SWAP2)), M2);
         } else {
-            d0 = d0.add(d0.rearrange(S2));
+            d0 = d0.add(d0.rearrange(Simd.SWAP2));
         }
-        d0.add(d0.rearrange(S1)).intoArray(lanes, 0);
+        d0.add(d0.rearrange(Simd.SWAP1)).intoArray(lanes, 0);
     }
 
-    private static FloatVector step(float[] lanes, int off, VectorShuffle<Float> s) {
+    /** The first step of {@link Simd#sum} on the accumulator at {@code lanes[off ..]}. */
+    private static FloatVector step(float[] lanes, int off) {
         FloatVector v = FloatVector.fromArray(F, lanes, off);
-        return v.add(v.rearrange(s));
+        return v.add(v.rearrange(Simd.SWAP8));
     }
-
 
     /**
      * {@link #dot16} of one row with four inputs {@linkplain #sideBySide side by side} from {@code xt[xOff]}, the
@@ -603,41 +538,6 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         acc5.intoArray(lanes, 80);
         acc6.intoArray(lanes, 96);
         acc7.intoArray(lanes, 112);
-    }
-
-    /** {@link #dot16x8} over blocks {@code b0 .. b0+nb)}, its accumulators carried in {@code acc[at + 16t ..]}. */
-    private void dot16x8Part(int row, int b0, int nb, float[] xt, int xOff, float[] acc, int at) {
-        long o = row * rowBytes + (long) b0 * BLOCK_BYTES;
-        FloatVector acc0 = FloatVector.fromArray(F, acc, at + 0);
-        FloatVector acc1 = FloatVector.fromArray(F, acc, at + 16);
-        FloatVector acc2 = FloatVector.fromArray(F, acc, at + 32);
-        FloatVector acc3 = FloatVector.fromArray(F, acc, at + 48);
-        FloatVector acc4 = FloatVector.fromArray(F, acc, at + 64);
-        FloatVector acc5 = FloatVector.fromArray(F, acc, at + 80);
-        FloatVector acc6 = FloatVector.fromArray(F, acc, at + 96);
-        FloatVector acc7 = FloatVector.fromArray(F, acc, at + 112);
-        int end = xOff + (b0 + nb) * 256;
-        for (int xi = xOff + b0 * 256; xi < end; xi += 256, o += BLOCK_BYTES) {
-            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
-            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
-            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            acc0 = hi.fma(FloatVector.fromArray(F, xt, xi + 16), lo.mul(FloatVector.fromArray(F, xt, xi))).fma(d, acc0);
-            acc1 = hi.fma(FloatVector.fromArray(F, xt, xi + 48), lo.mul(FloatVector.fromArray(F, xt, xi + 32))).fma(d, acc1);
-            acc2 = hi.fma(FloatVector.fromArray(F, xt, xi + 80), lo.mul(FloatVector.fromArray(F, xt, xi + 64))).fma(d, acc2);
-            acc3 = hi.fma(FloatVector.fromArray(F, xt, xi + 112), lo.mul(FloatVector.fromArray(F, xt, xi + 96))).fma(d, acc3);
-            acc4 = hi.fma(FloatVector.fromArray(F, xt, xi + 144), lo.mul(FloatVector.fromArray(F, xt, xi + 128))).fma(d, acc4);
-            acc5 = hi.fma(FloatVector.fromArray(F, xt, xi + 176), lo.mul(FloatVector.fromArray(F, xt, xi + 160))).fma(d, acc5);
-            acc6 = hi.fma(FloatVector.fromArray(F, xt, xi + 208), lo.mul(FloatVector.fromArray(F, xt, xi + 192))).fma(d, acc6);
-            acc7 = hi.fma(FloatVector.fromArray(F, xt, xi + 240), lo.mul(FloatVector.fromArray(F, xt, xi + 224))).fma(d, acc7);
-        }
-        acc0.intoArray(acc, at + 0);
-        acc1.intoArray(acc, at + 16);
-        acc2.intoArray(acc, at + 32);
-        acc3.intoArray(acc, at + 48);
-        acc4.intoArray(acc, at + 64);
-        acc5.intoArray(acc, at + 80);
-        acc6.intoArray(acc, at + 96);
-        acc7.intoArray(acc, at + 112);
     }
 
     /**
