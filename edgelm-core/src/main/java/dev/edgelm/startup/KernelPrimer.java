@@ -36,11 +36,13 @@ import java.util.concurrent.ExecutionException;
  */
 public final class KernelPrimer implements AutoCloseable {
     /**
-     * The 0.8B's attention heads (8 query heads of 256 on 2 KV heads: groups of 4) and DeltaNet heads (128
+     * The 0.8B's attention heads (8 query heads of 256 on 2 KV heads: two groups of 4) and its DeltaNet heads (128
      * wide) at a quarter of their number, hidden size 128, MLP 256, four layers (three DeltaNet, one full
-     * attention), the 256 byte tokens and the special tokens as vocabulary.
+     * attention), the 256 byte tokens and the special tokens as vocabulary. Two KV groups, not one: with one, each
+     * pass called the group attention kernels 44 times, and twelve passes left them C1-compiled (the Vector API's
+     * Java fallback) until 0.3-1.2 s after the primer ended (docs/lab/decode-bandwidth.md).
      */
-    static final SynthShape SHAPE = new SynthShape("primer", "EdgeLM kernel primer", 128, 4, 4, 1, 256, 4, 4, 128,
+    static final SynthShape SHAPE = new SynthShape("primer", "EdgeLM kernel primer", 128, 4, 8, 2, 256, 4, 4, 128,
             256, 320, true, 256);
     /**
      * Prompt tokens per pass: one full GEMM panel and a partial one, as a short prompt has (a 64-token pass

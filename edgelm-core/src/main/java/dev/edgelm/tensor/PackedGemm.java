@@ -106,7 +106,7 @@ public final class PackedGemm {
         boolean clocked = StageClock.active();
         long wall = clocked ? System.nanoTime() : 0L;
         // whole groups of decoded rows when blocked (the panel blocks are reused across a group)
-        GuidedRows.forRange(pool, rows, MR, blocked ? groupRows / MR : 4, (long) rows * cols * n, (start, end) -> {
+        pool.forRange(rows, blocked ? groupRows : MR, (long) rows * cols * n, (start, end) -> {
             float[] tmp = RESULTS.get(MR * PANEL);
             if (!blocked) {
                 float[] a = ROWS.get(MR * cols);

@@ -183,8 +183,8 @@ public abstract class WeightMatrix {
         boolean clocked = StageClock.active();
         long wall = clocked ? System.nanoTime() : 0L;
         // ranges of whole 12-row tile pairs (24 rows, three 8-row tiles) where the 12-row tile runs
-        GuidedRows.forRange(pool, rows, wide ? 3 * FloatGemm.PANEL_ROWS : FloatGemm.PANEL_ROWS, wide ? 1 : 3,
-                (long) rows * cols * n, (start, end) -> {
+        pool.forRange(rows, wide ? 3 * FloatGemm.PANEL_ROWS : FloatGemm.PANEL_ROWS, (long) rows * cols * n,
+                (start, end) -> {
             float[] w = tileRows();
             float[] tmp = FloatGemm.tileResults();
             long cpu0 = clocked ? StageClock.cpuNanos() : 0L;

@@ -3,7 +3,6 @@ package dev.edgelm.tensor.quant;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.FloatGemm;
 import dev.edgelm.tensor.GgmlType;
-import dev.edgelm.tensor.GuidedRows;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.Scratch;
 import dev.edgelm.tensor.StageClock;
@@ -87,7 +86,7 @@ final class Q4_0Gemm {
         float[] xs = in.int8Sums();
         boolean clocked = StageClock.active();
         long wall = clocked ? System.nanoTime() : 0L;
-        GuidedRows.forRange(pool, rows, ROWS, 2, (long) rows * cols * n, (start, end) -> {
+        pool.forRange(rows, ROWS, (long) rows * cols * n, (start, end) -> {
             short[] w = TILE_ROWS.get(ROWS * cols);
             float[] wd = TILE_SCALES.get(ROWS * blocks);
             float[] wb = TILE_BIASES.get(ROWS * blocks);

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.F16Matrix;
 import dev.edgelm.tensor.GgmlType;
-import dev.edgelm.tensor.GuidedRows;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.WeightMatrix;
 import java.lang.foreign.Arena;
@@ -17,8 +16,11 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
 
-/** The prefill GEMMs' row scheduling: every row exactly once, and the same bits whatever the threads. */
-class GuidedRowsTest {
+/**
+ * The prefill GEMMs' row split (the pool's cost-sized chunks, up to 64 per thread for a GEMM): every row exactly once
+ * in tile-aligned ranges, and the same bits whatever the threads.
+ */
+class GemmRowSplitTest {
     @Test
     void coversEveryRowOnceInAlignedRanges() {
         for (int threads : new int[] {1, 2, 3}) {
@@ -26,7 +28,7 @@ class GuidedRowsTest {
                 for (int n : new int[] {1, 7, 8, 9, 100, 1000, 4099}) {
                     for (int align : new int[] {1, 6, 8, 24}) {
                         AtomicIntegerArray seen = new AtomicIntegerArray(n);
-                        GuidedRows.forRange(pool, n, align, 2, Long.MAX_VALUE, (s, e) -> {
+                        pool.forRange(n, align, Long.MAX_VALUE, (s, e) -> {
                             assertEquals(0, s % align, "start " + s);
                             assertTrue(e == n || e % align == 0, "end " + e);
                             for (int i = s; i < e; i++) {
@@ -46,7 +48,7 @@ class GuidedRowsTest {
     @Test
     void sameBitsForAnyThreads() {
         SplittableRandom rnd = new SplittableRandom(11);
-        int rows = 300; // 38 tiles of 8, 25 of 12: guided ranges of many sizes
+        int rows = 300; // 38 tiles of 8, 25 of 12: ranges of one tile and a partial last one
         int cols = 256;
         int tokens = 45;
         float[] wf = new float[rows * cols];
