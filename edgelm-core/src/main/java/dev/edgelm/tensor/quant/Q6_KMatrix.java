@@ -11,6 +11,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
@@ -36,8 +37,71 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     /** The top byte of a 32-bit lane. */
     private static final int TOP = 0xFF000000;
 
+    /**
+     * Whether one-token products ({@code matmul} of one token, of independent tokens, {@code dotRow}) take the integer
+     * kernel {@link Q6_KLanes}: with 16 float lanes (AVX-512), where it measured 1.9-2.0x the float kernel from L2 and
+     * 1.16-1.33x streamed, one thread (docs/lab/kquant-decode.md). Not on 8 lanes: see the same note.
+     */
+    static final boolean INT8 = L == 16;
+
+    /** The {@link Q6_KLanes} copy of the rows, made on the first one-token product ({@link #lanes}); null before. */
+    private volatile MemorySegment lanes;
+
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols, 0);
+    }
+
+    /**
+     * The rows in {@link Q6_KLanes}'s layout: a copy in memory of its own (1.31x the file's bytes, freed with this
+     * matrix), made once, on {@code pool}'s threads (or the caller's if null). The file's bytes stay as they are:
+     * {@link #decodeRow} (token embeddings of a tied head, prefill) reads them.
+     */
+    private MemorySegment lanes(Parallel pool) {
+        MemorySegment w = lanes;
+        if (w == null) {
+            synchronized (this) {
+                w = lanes;
+                if (w == null) {
+                    w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool);
+                    lanes = w;
+                }
+            }
+        }
+        return w;
+    }
+
+    /** Bytes of the integer kernel's copy, once made (0 before, and without {@link #INT8}). */
+    public long laneBytes() {
+        MemorySegment w = lanes;
+        return w == null ? 0 : w.byteSize();
+    }
+
+    /**
+     * The integer kernel over every token of {@code in} (each one-token, as {@link #dot} computes it): each token
+     * rounded to int8 once per call (fresh arrays: a fused section may run after another matrix's call), then
+     * per row and token {@link Q6_KLanes#dot}.
+     */
+    private void multiplyLanes(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (pool.fusing()) {
+            lanes(null);
+        }
+        MemorySegment w = lanes(pool);
+        int n = in.tokens();
+        float[] x = in.x();
+        short[] xq = new short[n * cols];
+        float[] dx = new float[n * blocksPerRow];
+        for (int t = 0; t < n; t++) {
+            Q6_KLanes.quantize(x, t * cols, cols, xq, t * cols, dx, t * blocksPerRow);
+        }
+        long rb = Q6_KLanes.rowBytes(blocksPerRow);
+        int blocks = blocksPerRow;
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = Q6_KLanes.dot(w, r * rb, blocks, xq, t * cols, dx, t * blocks);
+                }
+            }
+        });
     }
 
     /** The int8 scale of 16-value group {@code g} (0..15), from the scale bytes read as two words. */
@@ -123,6 +187,12 @@ public final class Q6_KMatrix extends QuantizedMatrix {
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (INT8) {
+            short[] xq = new short[cols];
+            float[] dx = new float[blocksPerRow];
+            Q6_KLanes.quantize(x, xOff, cols, xq, 0, dx, 0);
+            return Q6_KLanes.dot(lanes(null), row * Q6_KLanes.rowBytes(blocksPerRow), blocksPerRow, xq, 0, dx, 0);
+        }
         if (BL == 16 && P == 1) {
             return dot16(row, x, xOff);
         }
@@ -166,6 +236,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT8 && in.tokens() == 1) {
+            multiplyLanes(pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);
             return;
@@ -176,6 +250,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     /** Independent tokens on the 8-lane path: {@link #dot8} per row and token ({@link #multiplyInterleaved}). */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT8) {
+            multiplyLanes(pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8) {
             super.multiplyEach(pool, in, out, outStride, outOff);
             return;
