@@ -1,5 +1,6 @@
 package dev.edgelm.tensor.quant;
 
+import dev.edgelm.format.ModelMemory;
 import dev.edgelm.tensor.Parallel;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -37,14 +38,13 @@ final class Q6_KLanes {
     private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
 
     /** Shorts of a pair's lanes at a time: 32 (512 bits) or 16 (256 bits: the pair in two halves). */
-    private static final VectorSpecies<Short> S = ShortVector.SPECIES_PREFERRED.length() >= 32
-            ? ShortVector.SPECIES_512 : ShortVector.SPECIES_256;
+    private static final VectorSpecies<Short> S = Simd.L >= 16 ? ShortVector.SPECIES_512 : ShortVector.SPECIES_256;
     private static final VectorSpecies<Byte> SB = VectorSpecies.of(byte.class, VectorShape.forBitSize(8 * S.length()));
     /** The tail's 16 lanes. */
     private static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
     private static final VectorSpecies<Byte> SB16 = ByteVector.SPECIES_128;
-    private static final VectorSpecies<Integer> I = IntVector.SPECIES_PREFERRED;
-    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Integer> I = Simd.I;
+    private static final VectorSpecies<Float> F = Simd.F;
     private static final VectorSpecies<Byte> BI = VectorSpecies.of(byte.class, VectorShape.forBitSize(8 * I.length()));
 
     private Q6_KLanes() {}
@@ -69,7 +69,7 @@ final class Q6_KLanes {
      */
     static MemorySegment repack(MemorySegment src, int rows, int cols, Arena arena, Parallel pool) {
         int blocks = cols / Q6_KMatrix.BLOCK;
-        MemorySegment dst = arena.allocate(rowBytes(blocks) * rows, 64);
+        MemorySegment dst = ModelMemory.workingCopy(rowBytes(blocks) * rows, arena);
         if (pool == null) {
             repackRows(src, dst, blocks, 0, rows);
         } else {
@@ -141,9 +141,13 @@ final class Q6_KLanes {
             }
             float iscale = amax == 0 ? 0 : -127f / max;
             dx[dOff + b] = amax == 0 ? 0 : 1 / iscale;
-            for (int j = 0; j < 256; j++) {
-                int v = Math.min(127, (int) Math.rint(iscale * x[e + j]));
-                xq[qOff + lane(blocks, b, j / 16, j % 16)] = (short) v;
+            // lane(blocks, b, g, k) = base + width * k + g
+            int base = lane(blocks, b, 0, 0);
+            int width = b < 2 * (blocks / 2) ? 32 : 16;
+            for (int g = 0; g < 16; g++) {
+                for (int k = 0; k < 16; k++) {
+                    xq[qOff + base + width * k + g] = (short) Math.min(127, (int) Math.rint(iscale * x[e + 16 * g + k]));
+                }
             }
         }
     }
