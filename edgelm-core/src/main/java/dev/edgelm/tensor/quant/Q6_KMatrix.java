@@ -39,8 +39,9 @@ public final class Q6_KMatrix extends QuantizedMatrix {
 
     /**
      * Whether one-token products ({@code matmul} of one token, of independent tokens, {@code dotRow}) take the integer
-     * kernel {@link Q6_KLanes}: with 16 float lanes (AVX-512), where it measured 1.9-2.0x the float kernel from L2 and
-     * 1.16-1.33x streamed, one thread (docs/lab/kquant-decode.md). Not on 8 lanes: see the same note.
+     * kernel {@link Q6_KLanes}: with 16 float lanes (AVX-512), where it measured 2.0x the float kernel it replaced
+     * from L2 and 1.39x streamed (248,320 x 1024), one thread ({@code Q6KLanesCpuTime}). Not on 8 lanes (AVX2):
+     * 1.26x from L2 but 0.94x streamed, so {@link #dot8} stays (docs/lab/kquant-decode.md).
      */
     static final boolean INT8 = L == 16;
 
