@@ -29,7 +29,8 @@ import jdk.incubator.vector.VectorSpecies;
  * {@value #PAIR_BYTES} bytes: {@code q - 32} as int8 in the order [element k][lane: 16 sub-blocks of the first,
  * then 16 of the second] (512 bytes), the 32 int8 scales, the two {@code d} as floats; a row with an odd number of
  * super-blocks ends in one of {@value #TAIL_BYTES} bytes: [k][16 sub-blocks], 16 scales, {@code d}. 1.08 bytes per
- * weight against the file's 0.82. The activations take the same order ({@link #quantize}).
+ * weight against the file's 0.82. The activations take the same order ({@link #quantize}). Shapes: 512-bit
+ * (the pair in one pass) or 256-bit vectors (two halves; the AVX2 shape, tested but not used there).
  */
 final class Q6_KLanes {
     static final int PAIR_BYTES = 512 + 32 + 8;
@@ -196,6 +197,15 @@ final class Q6_KLanes {
                 acc = ((FloatVector) sum.mul(sc).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.broadcast(F, ds), acc);
             }
         }
-        return Simd.sum(acc);
+        // Simd.sum's steps written out (same order, same bits): C2 may not inline a call into this method once it is
+        // inlined into the row loop, and would then box the vector passed to Simd.sum, an allocation per row
+        if (F.length() >= 16) {
+            acc = acc.add(acc.rearrange(Simd.SWAP8));
+        }
+        if (F.length() >= 8) {
+            acc = acc.add(acc.rearrange(Simd.SWAP4));
+        }
+        acc = acc.add(acc.rearrange(Simd.SWAP2));
+        return acc.add(acc.rearrange(Simd.SWAP1)).lane(0);
     }
 }
