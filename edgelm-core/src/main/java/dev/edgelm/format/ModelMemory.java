@@ -141,6 +141,31 @@ public final class ModelMemory {
         return bytes.asReadOnly();
     }
 
+    /**
+     * {@code size} bytes of writable memory owned by {@code arena}, for a kernel's copy of weights in a layout of its
+     * own (zeroed): anonymous memory advised to huge pages where the system offers them (in either {@link Mode}), for
+     * the reason given above (a streamed copy in 4 KiB pages pays a TLB miss per page); else {@code arena.allocate}.
+     */
+    public static MemorySegment workingCopy(long size, Arena arena) {
+        if (size > 0 && Native.AVAILABLE && transparentHugePagesOffered()) {
+            long length = size + HUGE_PAGE;
+            try {
+                MemorySegment raw = (MemorySegment) Native.MMAP.invokeExact(MemorySegment.NULL, length,
+                        PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
+                if (raw.address() != -1L && raw.address() != 0L) {
+                    long base = raw.address();
+                    long aligned = (base + HUGE_PAGE - 1) & -HUGE_PAGE;
+                    MemorySegment bytes = MemorySegment.ofAddress(aligned).reinterpret(size, arena, x -> Native.unmap(base, length));
+                    int advised = (int) Native.MADVISE.invokeExact(MemorySegment.ofAddress(aligned), roundUp(size), MADV_HUGEPAGE);
+                    return bytes; // advice refused: still memory, in small pages
+                }
+            } catch (Throwable t) {
+                // fall through: heap-allocated native memory
+            }
+        }
+        return arena.allocate(size, 64);
+    }
+
     private static long roundUp(long size) {
         return (size + 4095) & ~4095L;
     }

@@ -11,6 +11,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
@@ -36,8 +37,72 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     /** The top byte of a 32-bit lane. */
     private static final int TOP = 0xFF000000;
 
+    /**
+     * Whether one-token products ({@code matmul} of one token, of independent tokens, {@code dotRow}) take the integer
+     * kernel {@link Q6_KLanes}: with 16 float lanes (AVX-512), where it measured 2.0x the float kernel it replaced
+     * from L2 and 1.39x streamed (248,320 x 1024), one thread ({@code Q6KLanesCpuTime}). Not on 8 lanes (AVX2):
+     * 1.26x from L2 but 0.94x streamed, so {@link #dot8} stays (docs/lab/kquant-decode.md).
+     */
+    static final boolean INT8 = L == 16;
+
+    /** The {@link Q6_KLanes} copy of the rows, made on the first one-token product ({@link #lanes}); null before. */
+    private volatile MemorySegment lanes;
+
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols, 0);
+    }
+
+    /**
+     * The rows in {@link Q6_KLanes}'s layout: a copy in memory of its own (1.31x the file's bytes, freed with this
+     * matrix), made once, on {@code pool}'s threads (or the caller's if null). The file's bytes stay as they are:
+     * {@link #decodeRow} (token embeddings of a tied head, prefill) reads them.
+     */
+    private MemorySegment lanes(Parallel pool) {
+        MemorySegment w = lanes;
+        if (w == null) {
+            synchronized (this) {
+                w = lanes;
+                if (w == null) {
+                    w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool);
+                    lanes = w;
+                }
+            }
+        }
+        return w;
+    }
+
+    /** Bytes of the integer kernel's copy, once made (0 before, and without {@link #INT8}). */
+    public long laneBytes() {
+        MemorySegment w = lanes;
+        return w == null ? 0 : w.byteSize();
+    }
+
+    /**
+     * The integer kernel over every token of {@code in} (each one-token, as {@link #dot} computes it): each token
+     * rounded to int8 once per call (fresh arrays: a fused section may run after another matrix's call), then
+     * per row and token {@link Q6_KLanes#dot}.
+     */
+    private void multiplyLanes(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (pool.fusing()) {
+            lanes(null);
+        }
+        MemorySegment w = lanes(pool);
+        int n = in.tokens();
+        float[] x = in.x();
+        short[] xq = new short[n * cols];
+        float[] dx = new float[n * blocksPerRow];
+        for (int t = 0; t < n; t++) {
+            Q6_KLanes.quantize(x, t * cols, cols, xq, t * cols, dx, t * blocksPerRow);
+        }
+        long rb = Q6_KLanes.rowBytes(blocksPerRow);
+        int blocks = blocksPerRow;
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = Q6_KLanes.dot(w, r * rb, blocks, xq, t * cols, dx, t * blocks);
+                }
+            }
+        });
     }
 
     /** The int8 scale of 16-value group {@code g} (0..15), from the scale bytes read as two words. */
@@ -123,8 +188,11 @@ public final class Q6_KMatrix extends QuantizedMatrix {
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
-        if (BL == 16 && P == 1) {
-            return dot16(row, x, xOff);
+        if (INT8) {
+            short[] xq = new short[cols];
+            float[] dx = new float[blocksPerRow];
+            Q6_KLanes.quantize(x, xOff, cols, xq, 0, dx, 0);
+            return Q6_KLanes.dot(lanes(null), row * Q6_KLanes.rowBytes(blocksPerRow), blocksPerRow, xq, 0, dx, 0);
         }
         if (K8) {
             return dot8(row, Q8_0Matrix.interleave(x, xOff, cols, new float[cols], 0), 0);
@@ -166,6 +234,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT8 && in.tokens() == 1) {
+            multiplyLanes(pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);
             return;
@@ -176,6 +248,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     /** Independent tokens on the 8-lane path: {@link #dot8} per row and token ({@link #multiplyInterleaved}). */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT8) {
+            multiplyLanes(pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8) {
             super.multiplyEach(pool, in, out, outStride, outOff);
             return;
@@ -271,75 +347,6 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         return Simd.sum(acc0.add(acc1).add(acc2.add(acc3))) * 0x1p-24f;
     }
 
-    /**
-     * The 16-lane (AVX-512) shape: per super-block four runs of 16 columns (half {@code i >> 1}, columns
-     * {@code 16 (i & 1)} of it), a loop. Per run the bytes of {@code qh} and of both {@code ql} runs are widened once
-     * and give the four quarters' values by shifts and masks; the 16 group scales are converted once per
-     * super-block (times {@code d}) and put in the order the runs take them (run i's four groups in lanes 4i..4i+3,
-     * {@link #RUN_ORDER}), each group takes its lane by a constant shuffle and the scales move down four lanes per
-     * run. 248,320 x 1024 (a 0.8B head) on two threads, alternating runs: 30.5 ms per product before (a scale
-     * picked and converted per 16 values, the bytes re-read per quarter), 15.1 with the shuffles read from an
-     * array, 10.4-10.5 with one constant per lane, against 9.2-9.6 ms for the same shape in Q8_0.
-     *
-     * <p>A loop, not the four runs written out: written out (1,828 bytes of bytecode), C2's compile of it depended on
-     * what had run before in the process (the Vector API's shared profiles, docs/lab/kquant-decode.md): in a model
-     * that had prefilled first it fell back to the Java implementation of some lane operations (allocating per
-     * operation), at a fraction of its speed. The same operations in the same order: the same bits.
-     */
-    private float dot16(int row, float[] x, int xOff) {
-        long base = row * rowBytes;
-        FloatVector acc0 = FloatVector.zero(F);
-        FloatVector acc1 = FloatVector.zero(F);
-        for (int b = 0; b < blocksPerRow; b++) {
-            long o = base + (long) b * BLOCK_BYTES;
-            FloatVector scales = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, data, o + 192, LE)
-                    .convertShape(VectorOperators.B2I, I, 0)).convertShape(VectorOperators.I2F, F, 0))
-                    .mul(Simd.fp16(data, o + 208)).rearrange(RUN_ORDER);
-            int xi = xOff + b * BLOCK;
-            for (int i = 0; i < 4; i++) {
-                int h = i >> 1;
-                int c = 16 * (i & 1);
-                IntVector qh = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128 + 32 * h + c, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64 * h + c, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector ql1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64 * h + 32 + c, LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 128 * h + c;
-                IntVector q0 = ql0.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30)).sub(32);
-                IntVector q1 = ql1.and(0x0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30)).sub(32);
-                IntVector q2 = ql0.lanewise(VectorOperators.LSHR, 4).or(qh.and(0x30)).sub(32);
-                IntVector q3 = ql1.lanewise(VectorOperators.LSHR, 4)
-                        .or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30)).sub(32);
-                acc0 = ((FloatVector) q0.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v))
-                        .fma(scales.rearrange(LANE0), acc0);
-                acc1 = ((FloatVector) q1.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 32))
-                        .fma(scales.rearrange(LANE1), acc1);
-                acc0 = ((FloatVector) q2.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 64))
-                        .fma(scales.rearrange(LANE2), acc0);
-                acc1 = ((FloatVector) q3.convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 96))
-                        .fma(scales.rearrange(LANE3), acc1);
-                scales = scales.rearrange(DOWN4);
-            }
-        }
-        // Simd.sum's steps written out (same order, same bits): C2 does not inline a call into a method this large
-        // (NodeCountInliningCutoff) and would box the vector passed to Simd.sum, an allocation per row
-        FloatVector v = acc0.add(acc1);
-        v = v.add(v.rearrange(Simd.SWAP8));
-        v = v.add(v.rearrange(Simd.SWAP4));
-        v = v.add(v.rearrange(Simd.SWAP2));
-        return v.add(v.rearrange(Simd.SWAP1)).lane(0);
-    }
-
-    /**
-     * The 16 group scales in the order {@link #dot16}'s runs take them: run i (half i >> 1, columns 16 (i & 1)..)
-     * scales its quarters by groups 8h + (i & 1), + 2, + 4, + 6, here in lanes 4i..4i+3.
-     */
-    private static final VectorShuffle<Float> RUN_ORDER = L < 16 ? null : VectorShuffle.fromArray(F,
-            new int[] {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15}, 0);
-    /** Lane i takes lane i + 4 (the next run's scales to lanes 0..3). */
-    private static final VectorShuffle<Float> DOWN4 = VectorShuffle.fromOp(F, i -> (i + 4) % F.length());
-
     // 8 lanes: lanes 0..3 take scale lane 2k, lanes 4..7 lane 2k + 1 (quarter k of a half super-block).
     private static final VectorShuffle<Float> PAIR0 = pair(0);
     private static final VectorShuffle<Float> PAIR1 = pair(1);
@@ -351,24 +358,11 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     private static final byte BITS45 = 0x30;
     private static final byte OFFSET = 32;
 
-    // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
-    // one permute, but not one read from an array (15.1 against 10.4 ms above).
-    private static final VectorShuffle<Float> LANE0 = lane(0);
-    private static final VectorShuffle<Float> LANE1 = lane(1);
-    private static final VectorShuffle<Float> LANE2 = lane(2);
-    private static final VectorShuffle<Float> LANE3 = lane(3);
-
     private static VectorShuffle<Float> pair(int k) {
         int[] index = new int[F.length()];
         for (int i = 0; i < index.length; i++) {
             index[i] = Math.min(2 * k + (i < 4 ? 0 : 1), F.length() - 1);
         }
-        return VectorShuffle.fromArray(F, index, 0);
-    }
-
-    private static VectorShuffle<Float> lane(int j) {
-        int[] index = new int[F.length()];
-        java.util.Arrays.fill(index, Math.min(j, F.length() - 1));
         return VectorShuffle.fromArray(F, index, 0);
     }
 }

@@ -74,7 +74,9 @@ class BlockDecodeTest {
                 dot += (double) want[3 + i] * x[i];
                 mag += Math.abs((double) want[3 + i] * x[i]);
             }
-            assertEquals(dot, m.dotRow(row, x, 0), 1e-5 * mag + 1e-30, c.type + " dot row " + row);
+            if (!(c.type == GgmlType.Q6_K && Q6_KMatrix.INT8)) { // int8 activations: Q6_KLanesTest
+                assertEquals(dot, m.dotRow(row, x, 0), 1e-5 * mag + 1e-30, c.type + " dot row " + row);
+            }
         }
     }
 

@@ -61,7 +61,8 @@ class KernelConsistencyTest {
             WeightMatrix m = GgmlMatrices.create(type, randomBlocks(type, rows, cols, r), rows, cols);
             float[] x = gaussian(r, cols + 5);
             float[] w = new float[cols];
-            for (int row = 0; row < rows; row++) {
+            for (int row = 0; row < rows && !(type == GgmlType.Q6_K && Q6_KMatrix.INT8); row++) {
+                // (Q6_K with int8 activations: dotRow checked against ggml's arithmetic in Q6_KLanesTest)
                 m.decodeRow(row, w, 0);
                 double dot = 0;
                 double mag = 0;
@@ -95,6 +96,9 @@ class KernelConsistencyTest {
                     }
                     if (type == GgmlType.Q4_K && n >= 16 && Q4_KMatrix.roundsPrefillActivations()) {
                         continue; // int8 activations: checked against ggml's arithmetic in Q4_KInt8GemmTest
+                    }
+                    if (type == GgmlType.Q6_K && n == 1 && Q6_KMatrix.INT8) {
+                        continue; // int8 activations: checked against ggml's arithmetic in Q6_KLanesTest
                     }
                     float[] x = gaussian(r, n * cols);
                     int stride = rows + 3;

@@ -57,7 +57,8 @@ public final class KernelWorkout {
                     }
                     double e1 = Math.abs(m.dotRow(row, x, 0) - dot);
                     double e2 = Math.abs(out[row] - dot);
-                    if (!(e1 <= 2e-6 * mag && e2 <= 2e-6 * mag)) {
+                    boolean int8 = t == GgmlType.Q6_K && Q6_KMatrix.INT8; // int8 activations: Q6_KLanesTest
+                    if (!int8 && !(e1 <= 2e-6 * mag && e2 <= 2e-6 * mag)) {
                         System.out.println("MISMATCH " + t + " row " + row + ": dotRow " + m.dotRow(row, x, 0)
                                 + ", matmul " + out[row] + ", decoded rows in double " + dot);
                         System.exit(1);

@@ -33,7 +33,7 @@ class TieredCompilationTest {
     private static final Pattern LINE = Pattern.compile(
             "^\\s*\\d+\\s+\\d+\\s+([%sbn!]*)\\s+(\\d)\\s+(dev\\.edgelm\\.tensor\\.quant\\.\\w+::\\w+)");
     /** The kernel methods: each format's dot products and row decoders. */
-    private static final Pattern KERNEL = Pattern.compile("\\.Q\\w+Matrix::(dot\\w*|decode\\w*)");
+    private static final Pattern KERNEL = Pattern.compile("\\.Q\\w+(Matrix|Lanes)::(dot\\w*|decode\\w*)");
 
     @Test
     void everyKernelReachesC2AndNoneIsSkipped() throws Exception {
@@ -64,7 +64,7 @@ class TieredCompilationTest {
         List<String> log = workout(400, "-Dedgelm.simd.bits=512", "-XX:TieredStopAtLevel=3");
         assertNoSkippedCompile(log);
         Map<String, Integer> top = topTiers(log);
-        for (String kernel : List.of("Q4_KMatrix::dot16", "Q5_KMatrix::dot16", "Q6_KMatrix::dot16", "Q8_0Matrix::dot16")) {
+        for (String kernel : List.of("Q4_KMatrix::dot16", "Q5_KMatrix::dot16", "Q6_KLanes::dot", "Q8_0Matrix::dot16")) {
             assertTrue(top.keySet().stream().anyMatch(k -> k.endsWith(kernel)), kernel + " was not compiled: " + top);
         }
     }

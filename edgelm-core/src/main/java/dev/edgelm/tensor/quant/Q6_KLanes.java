@@ -1,0 +1,211 @@
+package dev.edgelm.tensor.quant;
+
+import dev.edgelm.format.ModelMemory;
+import dev.edgelm.tensor.Parallel;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Q6_K's one-token product in 16-bit integers, with the sub-blocks in lanes. A Q6_K super-block is 16 sub-blocks of
+ * 16 values, each with its own int8 scale, so a per-sub-block integer sum is needed: here lane j of a vector holds
+ * sub-block j, and element k of 32 sub-blocks (two super-blocks) is one 32-byte load, widened to 32 shorts and
+ * multiplied by the activations' element k of the same sub-blocks ({@code ShortVector.mul}: 32 products per
+ * instruction at 512 bits). The activations are rounded to int8 once per token by ggml's Q8_K rule (one float scale
+ * per 256, {@code iscale = -127 / max}, ties to even: what llama.cpp does for every K-quant), so
+ * {@code |(q - 32) x| <= 32 * 127} and 8 products fit a 16-bit lane: elements 0..7 and 8..15 sum in two short
+ * accumulators, widened to int once per super-block, times the sub-block's scale (exact in int: at most
+ * 16 * 4064 * 128 < 2^24, so also exact as a float), converted and multiplied by {@code d * dx}.
+ *
+ * <p>The weights live in a copy made once per matrix ({@link #repack}): per row, super-blocks in pairs of
+ * {@value #PAIR_BYTES} bytes: {@code q - 32} as int8 in the order [element k][lane: 16 sub-blocks of the first,
+ * then 16 of the second] (512 bytes), the 32 int8 scales, the two {@code d} as floats; a row with an odd number of
+ * super-blocks ends in one of {@value #TAIL_BYTES} bytes: [k][16 sub-blocks], 16 scales, {@code d}. 1.08 bytes per
+ * weight against the file's 0.82. The activations take the same order ({@link #quantize}). Shapes: 512-bit
+ * (the pair in one pass) or 256-bit vectors (two halves; the AVX2 shape, tested but not used there).
+ */
+final class Q6_KLanes {
+    static final int PAIR_BYTES = 512 + 32 + 8;
+    static final int TAIL_BYTES = 256 + 16 + 4;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+
+    /** Shorts of a pair's lanes at a time: 32 (512 bits) or 16 (256 bits: the pair in two halves). */
+    private static final VectorSpecies<Short> S = Simd.L >= 16 ? ShortVector.SPECIES_512 : ShortVector.SPECIES_256;
+    private static final VectorSpecies<Byte> SB = VectorSpecies.of(byte.class, VectorShape.forBitSize(8 * S.length()));
+    /** The tail's 16 lanes. */
+    private static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
+    private static final VectorSpecies<Byte> SB16 = ByteVector.SPECIES_128;
+    private static final VectorSpecies<Integer> I = Simd.I;
+    private static final VectorSpecies<Float> F = Simd.F;
+    private static final VectorSpecies<Byte> BI = VectorSpecies.of(byte.class, VectorShape.forBitSize(8 * I.length()));
+
+    private Q6_KLanes() {}
+
+    /** Bytes of one repacked row of {@code blocks} super-blocks. */
+    static long rowBytes(int blocks) {
+        return (long) (blocks / 2) * PAIR_BYTES + (blocks % 2) * TAIL_BYTES;
+    }
+
+    /** Where element k of sub-block g of super-block b goes in a row of {@code blocks}, counted in lanes (shorts). */
+    static int lane(int blocks, int b, int g, int k) {
+        int pairs = blocks / 2;
+        if (b < 2 * pairs) {
+            return (b / 2) * 512 + 32 * k + 16 * (b & 1) + g;
+        }
+        return pairs * 512 + 16 * k + g;
+    }
+
+    /**
+     * The repacked copy of a Q6_K matrix's rows (file layout in {@code src}), in {@code arena}; made on {@code pool}'s
+     * threads, or on the calling thread if {@code pool} is null.
+     */
+    static MemorySegment repack(MemorySegment src, int rows, int cols, Arena arena, Parallel pool) {
+        int blocks = cols / Q6_KMatrix.BLOCK;
+        MemorySegment dst = ModelMemory.workingCopy(rowBytes(blocks) * rows, arena);
+        if (pool == null) {
+            repackRows(src, dst, blocks, 0, rows);
+        } else {
+            pool.forRange(rows, 1, (long) rows * cols, (start, end) -> repackRows(src, dst, blocks, start, end));
+        }
+        return dst;
+    }
+
+    private static void repackRows(MemorySegment src, MemorySegment dst, int blocks, int start, int end) {
+        int fileRow = blocks * Q6_KMatrix.BLOCK_BYTES;
+        int rb = (int) rowBytes(blocks);
+        byte[] in = new byte[fileRow];
+        byte[] out = new byte[rb];
+        byte[] q = new byte[Q6_KMatrix.BLOCK];
+        for (int r = start; r < end; r++) {
+            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, (long) r * fileRow, in, 0, fileRow);
+            for (int b = 0; b < blocks; b++) {
+                int o = b * Q6_KMatrix.BLOCK_BYTES;
+                values(in, o, q);
+                int at = (b / 2) * PAIR_BYTES;
+                boolean tail = b >= 2 * (blocks / 2);
+                int width = tail ? 16 : 32;
+                int first = tail ? 0 : 16 * (b & 1);
+                for (int v = 0; v < Q6_KMatrix.BLOCK; v++) {
+                    out[at + width * (v % 16) + first + v / 16] = q[v];
+                }
+                int scales = at + 16 * width;
+                System.arraycopy(in, o + 192, out, scales + first, 16);
+                int d = Float.floatToRawIntBits(Float.float16ToFloat((short) (in[o + 208] & 0xFF | in[o + 209] << 8)));
+                int dAt = scales + width + 4 * (first / 16);
+                for (int i = 0; i < 4; i++) {
+                    out[dAt + i] = (byte) (d >>> 8 * i);
+                }
+            }
+            MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, (long) r * rb, rb);
+        }
+    }
+
+    /** The 256 values {@code q - 32} of the file's super-block at {@code in[o ..]}, in order. */
+    static void values(byte[] in, int o, byte[] q) {
+        for (int v = 0; v < 256; v++) {
+            int h = v / 128;
+            int quarter = v % 128 / 32;
+            int l = v % 32;
+            int ql = in[o + 64 * h + 32 * (quarter & 1) + l] & 0xFF;
+            int qh = in[o + 128 + 32 * h + l] & 0xFF;
+            q[v] = (byte) ((ql >> 4 * (quarter >> 1) & 0x0F | (qh >> 2 * quarter & 3) << 4) - 32);
+        }
+    }
+
+    /**
+     * Rounds {@code x[xOff .. xOff + cols)} to int8 by ggml's Q8_K rule (per 256 values: {@code max} the value of
+     * largest magnitude, the first if tied, {@code iscale = -127 / max}, {@code q = min(127, rint(iscale * x))},
+     * {@code dx = 1 / iscale}; all zero for an all-zero block) into {@code xq[qOff ..]} in {@link #lane} order
+     * and {@code dx[dOff + b]}.
+     */
+    static void quantize(float[] x, int xOff, int cols, short[] xq, int qOff, float[] dx, int dOff) {
+        int blocks = cols / 256;
+        for (int b = 0; b < blocks; b++) {
+            int e = xOff + 256 * b;
+            float max = 0;
+            float amax = 0;
+            for (int j = 0; j < 256; j++) {
+                float ax = Math.abs(x[e + j]);
+                if (ax > amax) {
+                    amax = ax;
+                    max = x[e + j];
+                }
+            }
+            float iscale = amax == 0 ? 0 : -127f / max;
+            dx[dOff + b] = amax == 0 ? 0 : 1 / iscale;
+            // lane(blocks, b, g, k) = base + width * k + g
+            int base = lane(blocks, b, 0, 0);
+            int width = b < 2 * (blocks / 2) ? 32 : 16;
+            for (int g = 0; g < 16; g++) {
+                for (int k = 0; k < 16; k++) {
+                    xq[qOff + base + width * k + g] = (short) Math.min(127, (int) Math.rint(iscale * x[e + 16 * g + k]));
+                }
+            }
+        }
+    }
+
+    /** Row {@code o} (its byte offset in {@code w}, {@code blocks} super-blocks) times the rounded activations. */
+    static float dot(MemorySegment w, long o, int blocks, short[] xq, int qOff, float[] dx, int dOff) {
+        FloatVector acc = FloatVector.zero(F);
+        int pairs = blocks / 2;
+        for (int p = 0; p < pairs; p++, o += PAIR_BYTES, qOff += 512) {
+            for (int c = 0; c < 32; c += S.length()) {
+                ShortVector s0 = ShortVector.zero(S);
+                ShortVector s1 = ShortVector.zero(S);
+                // elements 0..7 and 8..15 in two accumulators: 8 products of at most 32 * 127 fit 16 bits
+                for (int k = 0; k < 8; k++) {
+                    s0 = s0.add(((ShortVector) ByteVector.fromMemorySegment(SB, w, o + 32 * k + c, LE)
+                            .convertShape(VectorOperators.B2S, S, 0)).mul(ShortVector.fromArray(S, xq, qOff + 32 * k + c)));
+                    s1 = s1.add(((ShortVector) ByteVector.fromMemorySegment(SB, w, o + 32 * (k + 8) + c, LE)
+                            .convertShape(VectorOperators.B2S, S, 0)).mul(ShortVector.fromArray(S, xq, qOff + 32 * (k + 8) + c)));
+                }
+                for (int part = 0; part < S.length() / I.length(); part++) {
+                    int lane = c + part * I.length();
+                    IntVector sum = ((IntVector) s0.convertShape(VectorOperators.S2I, I, part))
+                            .add((IntVector) s1.convertShape(VectorOperators.S2I, I, part));
+                    IntVector sc = (IntVector) ByteVector.fromMemorySegment(BI, w, o + 512 + lane, LE)
+                            .convertShape(VectorOperators.B2I, I, 0);
+                    float ds = w.get(FLOAT, o + 544 + 4 * (lane / 16)) * dx[dOff + 2 * p + lane / 16];
+                    acc = ((FloatVector) sum.mul(sc).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.broadcast(F, ds), acc);
+                }
+            }
+        }
+        if ((blocks & 1) != 0) {
+            ShortVector s0 = ShortVector.zero(S16);
+            ShortVector s1 = ShortVector.zero(S16);
+            for (int k = 0; k < 8; k++) {
+                s0 = s0.add(((ShortVector) ByteVector.fromMemorySegment(SB16, w, o + 16 * k, LE)
+                        .convertShape(VectorOperators.B2S, S16, 0)).mul(ShortVector.fromArray(S16, xq, qOff + 16 * k)));
+                s1 = s1.add(((ShortVector) ByteVector.fromMemorySegment(SB16, w, o + 16 * (k + 8), LE)
+                        .convertShape(VectorOperators.B2S, S16, 0)).mul(ShortVector.fromArray(S16, xq, qOff + 16 * (k + 8))));
+            }
+            float ds = w.get(FLOAT, o + 272) * dx[dOff + 2 * pairs];
+            for (int part = 0; part < 16 / I.length(); part++) {
+                IntVector sum = ((IntVector) s0.convertShape(VectorOperators.S2I, I, part))
+                        .add((IntVector) s1.convertShape(VectorOperators.S2I, I, part));
+                IntVector sc = (IntVector) ByteVector.fromMemorySegment(BI, w, o + 256 + part * I.length(), LE)
+                        .convertShape(VectorOperators.B2I, I, 0);
+                acc = ((FloatVector) sum.mul(sc).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.broadcast(F, ds), acc);
+            }
+        }
+        // Simd.sum's steps written out (same order, same bits): C2 may not inline a call into this method once it is
+        // inlined into the row loop, and would then box the vector passed to Simd.sum, an allocation per row
+        if (F.length() >= 16) {
+            acc = acc.add(acc.rearrange(Simd.SWAP8));
+        }
+        if (F.length() >= 8) {
+            acc = acc.add(acc.rearrange(Simd.SWAP4));
+        }
+        acc = acc.add(acc.rearrange(Simd.SWAP2));
+        return acc.add(acc.rearrange(Simd.SWAP1)).lane(0);
+    }
+}
