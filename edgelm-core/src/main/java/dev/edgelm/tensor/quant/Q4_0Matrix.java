@@ -34,8 +34,73 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     /** Per calling thread: the activations of the current batched matmul, laid out for the many-token kernels. */
     private static final Scratch.Floats SIDE_BY_SIDE = new Scratch.Floats();
 
+    /**
+     * Whether one-token products (decode) and independent tokens (batched decode) round the activation to int8
+     * per block and multiply in 16-bit lanes over a repacked copy of the matrix ({@link Q4Lanes}; default on:
+     * 1.8x the float kernel's rate streamed from memory with AVX-512 and 3.5x with AVX2, on one thread, see
+     * docs/kernels.md). {@code -Dedgelm.q4.intdecode=false} keeps the float kernels (to measure one against the other).
+     */
+    static final boolean INT_DECODE = Boolean.parseBoolean(System.getProperty("edgelm.q4.intdecode", "true"));
+    /** Per thread: the rounded activations of the current decode products, one per token. */
+    private static final ThreadLocal<Q4Lanes.Input[]> ROUNDED = ThreadLocal.withInitial(() -> new Q4Lanes.Input[0]);
+
+    /** The repacked copy for integer decode, made on the first one-token product. */
+    private volatile Q4Lanes lanes;
+
     public Q4_0Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q4_0, data, rows, cols, 0);
+    }
+
+    /** The repacked copy ({@link Q4Lanes}), made now (on {@code pool}'s threads, or this one if null) if not yet. */
+    Q4Lanes lanes(Parallel pool) {
+        Q4Lanes l = lanes;
+        if (l == null) {
+            synchronized (this) {
+                l = lanes;
+                if (l == null) {
+                    lanes = l = Q4Lanes.of(data, rows, cols, pool);
+                }
+            }
+        }
+        return l;
+    }
+
+    /** Bytes of the repacked copy once decode has run (0 before, or with integer decode off). */
+    public long repackedBytes() {
+        return lanes == null ? 0 : Q4Lanes.byteSize(rows, cols);
+    }
+
+    /** Per thread, {@code n} rounded-activation holders fit for this matrix's width. */
+    private Q4Lanes.Input[] rounded(int n) {
+        Q4Lanes.Input[] a = ROUNDED.get();
+        if (a.length < n) {
+            a = java.util.Arrays.copyOf(a, n);
+            ROUNDED.set(a);
+        }
+        for (int t = 0; t < n; t++) {
+            if (a[t] == null || !a[t].fits(cols)) {
+                a[t] = Q4Lanes.Input.allocate(cols);
+            }
+        }
+        return a;
+    }
+
+    /** Decode on {@link Q4Lanes}: every token rounded once, then per row each token through the one kernel. */
+    private void multiplyLanes(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        Q4Lanes l = lanes(pool);
+        int n = in.tokens();
+        float[] x = in.x();
+        Q4Lanes.Input[] xs = rounded(n);
+        for (int t = 0; t < n; t++) {
+            xs[t].round(x, t * cols, cols);
+        }
+        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int t = 0; t < n; t++) {
+                    out[t * outStride + outOff + r] = l.dot(r, xs[t]);
+                }
+            }
+        });
     }
 
     @Override
@@ -97,6 +162,10 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT_DECODE && in.tokens() == 1) {
+            multiplyLanes(pool, in, out, outStride, outOff);
+            return;
+        }
         if (Int8Gemm.takes(in.tokens())) {
             Int8Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
@@ -110,6 +179,15 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (INT_DECODE) {
+            // dotRow: the decode products' arithmetic (rounded activation, integer sums), so that it agrees with them
+            return lanes(null).dot(row, rounded(1)[0].round(x, xOff, cols));
+        }
+        return dotFloat(row, x, xOff);
+    }
+
+    /** The float kernel: the weights converted to float, float activations. */
+    float dotFloat(int row, float[] x, int xOff) {
         if (K8) {
             return dot8(row, x, xOff);
         }
@@ -331,6 +409,10 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
      */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT_DECODE) {
+            multiplyLanes(pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8) {
             super.multiplyEach(pool, in, out, outStride, outOff);
             return;
