@@ -32,8 +32,8 @@ class TieredCompilationTest {
     /** A PrintCompilation line: time, compile id, flags, tier, Class::method. */
     private static final Pattern LINE = Pattern.compile(
             "^\\s*\\d+\\s+\\d+\\s+([%sbn!]*)\\s+(\\d)\\s+(dev\\.edgelm\\.tensor\\.quant\\.\\w+::\\w+)");
-    /** The kernel methods: each format's dot products and row decoders. */
-    private static final Pattern KERNEL = Pattern.compile("\\.Q\\w+Matrix::(dot\\w*|decode\\w*)");
+    /** The kernel methods: each format's dot products and row decoders (and Q4_0's integer decode, Q4Lanes). */
+    private static final Pattern KERNEL = Pattern.compile("\\.Q\\w+(Matrix|Lanes)::(dot\\w*|decode\\w*)");
 
     @Test
     void everyKernelReachesC2AndNoneIsSkipped() throws Exception {
@@ -41,7 +41,7 @@ class TieredCompilationTest {
         assertNoSkippedCompile(log);
         Map<String, Integer> top = topTiers(log);
         for (String kernel : List.of("Q8_0Matrix::decodeRow", "Q4_KMatrix::decodeRow", "Q6_KMatrix::dot",
-                "Q5_KMatrix::decodeRow", "Q2_KMatrix::dot", "Q3_KMatrix::dot")) {
+                "Q5_KMatrix::decodeRow", "Q2_KMatrix::dot", "Q3_KMatrix::dot", "Q4Lanes::dot")) {
             assertTrue(top.keySet().stream().anyMatch(k -> k.endsWith(kernel)), kernel + " was not compiled at all: " + top);
         }
         Map<String, Integer> sizes = bytecodeSizes(log);
