@@ -189,4 +189,91 @@ class Q4LanesTest {
             }
         }
     }
+
+    /** Q4_K rows from logical values: per super-block fp16 d and dmin, 6-bit sc and mn, nibbles; and those values. */
+    private record Q4K(byte[] bytes, double[][] w) {
+        static Q4K random(int rows, int cols, Random r) {
+            byte[] bytes = new byte[rows * cols / 256 * 144];
+            double[][] w = new double[rows][cols];
+            for (int row = 0; row < rows; row++) {
+                for (int sb = 0; sb < cols / 256; sb++) {
+                    int d = Float.floatToFloat16((float) (r.nextDouble() * 0.002));
+                    int dmin = Float.floatToFloat16((float) (r.nextDouble() * 0.002));
+                    int[] sc = new int[8];
+                    int[] mn = new int[8];
+                    int[] q = new int[256];
+                    for (int j = 0; j < 8; j++) {
+                        sc[j] = r.nextInt(64);
+                        mn[j] = r.nextInt(64);
+                    }
+                    for (int i = 0; i < 256; i++) {
+                        q[i] = r.nextInt(16);
+                        w[row][sb * 256 + i] = Blocks.half(d) * sc[i / 32] * q[i] - Blocks.half(dmin) * mn[i / 32];
+                    }
+                    Blocks.q4_K(bytes, (row * cols / 256 + sb) * 144, d, dmin, sc, mn, q);
+                }
+            }
+            return new Q4K(bytes, w);
+        }
+    }
+
+    @Test
+    void q4KDecodeMatchesInt8Reference() {
+        Random r = new Random(44);
+        int rows = 29;
+        for (int superBlocks : new int[] {1, 4, 14}) {
+            int cols = superBlocks * 256;
+            Q4K m4 = Q4K.random(rows, cols, r);
+            Q4_KMatrix m = new Q4_KMatrix(Blocks.segment(m4.bytes()), rows, cols);
+            for (int threads : new int[] {1, 2}) {
+                try (Parallel pool = new Parallel(threads)) {
+                    float[] x = new float[cols];
+                    for (int i = 0; i < cols; i++) {
+                        x[i] = (float) (r.nextGaussian() * (i % 5 == 0 ? 4 : 1));
+                    }
+                    float[] out = new float[rows];
+                    m.matmul(pool, x, 1, out);
+                    double[] dx = new double[cols / 32];
+                    int[] xq = roundInt8(x, 0, cols, dx);
+                    for (int row = 0; row < rows; row++) {
+                        double ref = 0;
+                        double mag = 0;
+                        double exact = 0;
+                        double bound = 0;
+                        for (int i = 0; i < cols; i++) {
+                            double term = m4.w()[row][i] * dx[i / 32] * xq[i];
+                            ref += term;
+                            mag += Math.abs(term);
+                            exact += m4.w()[row][i] * x[i];
+                            bound += Math.abs(m4.w()[row][i]) * dx[i / 32] * 0.57;
+                        }
+                        String where = "super-blocks " + superBlocks + " threads " + threads + " row " + row;
+                        // the block terms and the scale products in float (the bias 8 d sc - dmin m rounded once)
+                        assertEquals(ref, out[row], 1e-5 * mag + 1e-30, where);
+                        assertTrue(Math.abs(out[row] - exact) <= bound + 1e-5 * mag, where + " (float activations)");
+                        assertEquals(Float.floatToRawIntBits(out[row]), Float.floatToRawIntBits(m.dotRow(row, x, 0)), where + " (dotRow)");
+                    }
+                    int n = 5;
+                    float[] xs = new float[n * cols];
+                    for (int i = 0; i < xs.length; i++) {
+                        xs[i] = (float) r.nextGaussian();
+                    }
+                    float[] each = new float[n * rows];
+                    m.matmul(pool, new Activations().set(xs, n, cols).eachToken(true), each, rows, 0);
+                    for (int t = 0; t < n; t++) {
+                        float[] one = new float[rows];
+                        m.matmul(pool, java.util.Arrays.copyOfRange(xs, t * cols, (t + 1) * cols), 1, one);
+                        for (int row = 0; row < rows; row++) {
+                            assertEquals(Float.floatToRawIntBits(one[row]), Float.floatToRawIntBits(each[t * rows + row]),
+                                    where(superBlocks, threads, t, row));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static String where(int superBlocks, int threads, int token, int row) {
+        return "super-blocks " + superBlocks + " threads " + threads + " token " + token + " row " + row + " (batched)";
+    }
 }
