@@ -31,17 +31,22 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code sum((q - 8) xq)}, so the same inner loop serves both, plus one multiply-add per block with the
  * activation's {@code dx * sum(xq)}.
  *
- * <p>Rows whose block count is not a multiple of G end with a group padded with zero blocks (scale 0). Memory per
- * block of 32, padding included: 20 bytes for Q4_0 (the file's 18), 24 for Q4_K (the file's 18).
+ * <p>Rows whose block count is not a multiple of G end with a half-width group ({@link #H} lanes) when at most H
+ * blocks remain, else with a full group; either is padded with zero blocks (scale 0): the 3584-wide rows of the 0.8B
+ * (112 blocks) and the 2560-wide rows of the 4B (80) then need no padding at G = 32. Memory per block of 32: 20
+ * bytes for Q4_0, 24 for Q4_K (the files: 18).
  */
 final class Q4Lanes {
     /**
-     * Blocks per group: 16-bit lanes of a vector twice as wide as the float vectors (32 at AVX-512, 16 with AVX2),
-     * or {@code -Dedgelm.q4.lanes=16|32}.
+     * Blocks per group: 16-bit lanes of a vector twice as wide as the float vectors (32 with AVX-512, 16 with AVX2;
+     * at AVX-512, 16 lanes of 256 bits measured 1.09-1.29x the float kernel against 32 lanes' 1.2-1.8x).
      */
-    static final VectorSpecies<Short> S = VectorSpecies.of(short.class,
-            VectorShape.forBitSize(16 * Math.max(L, Integer.getInteger("edgelm.q4.lanes", 2 * L))));
+    static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * L));
     static final int G = S.length();
+    /** The half-width species of a row's last group, and its lanes. */
+    static final VectorSpecies<Short> SH = VectorSpecies.of(short.class, VectorShape.forBitSize(S.vectorBitSize() / 2));
+    static final int H = G / 2;
+    private static final int PARTS_H = H / L;
     /** Float vectors per group's lanes. */
     private static final int PARTS = G / L;
     static final int BLOCK = 32;
@@ -71,7 +76,9 @@ final class Q4Lanes {
     final Format format;
     final int rows;
     final int cols;
+    /** Full-width groups per row, and whether a half-width group follows them. */
     final int groups;
+    final boolean half;
     final long rowBytes;
     private final boolean biased;
     private final int groupBytes;
@@ -81,20 +88,43 @@ final class Q4Lanes {
         this.format = format;
         this.rows = rows;
         this.cols = cols;
-        this.groups = groups(cols);
+        this.groups = fullGroups(cols);
+        this.half = halfGroup(cols);
         this.biased = format.biased;
         this.groupBytes = format.groupBytes;
-        this.rowBytes = (long) groups * groupBytes;
+        this.rowBytes = rowBytes(format, cols);
         this.packed = packed;
     }
 
-    static int groups(int cols) {
-        return (cols / BLOCK + G - 1) / G;
+    /** Full-width groups of a {@code cols}-wide row (the last one padded if more than H blocks remain for it). */
+    static int fullGroups(int cols) {
+        int blocks = cols / BLOCK;
+        return blocks % G > H ? blocks / G + 1 : blocks / G;
+    }
+
+    /** Whether a {@code cols}-wide row ends with a half-width group (1 .. H blocks left after the full ones). */
+    static boolean halfGroup(int cols) {
+        int rem = cols / BLOCK % G;
+        return rem > 0 && rem <= H;
+    }
+
+    /** Block slots of a row, padding included. */
+    static int slots(int cols) {
+        return fullGroups(cols) * G + (halfGroup(cols) ? H : 0);
+    }
+
+    /** Lanes of the group that holds block {@code b} of a {@code cols}-wide row. */
+    private static int width(int b, int cols) {
+        return b / G < fullGroups(cols) ? G : H;
+    }
+
+    static long rowBytes(Format format, int cols) {
+        return (long) fullGroups(cols) * format.groupBytes + (halfGroup(cols) ? format.groupBytes / 2 : 0);
     }
 
     /** Bytes the copy of a {@code rows x cols} matrix takes. */
     static long byteSize(Format format, long rows, int cols) {
-        return rows * groups(cols) * format.groupBytes;
+        return rows * rowBytes(format, cols);
     }
 
     /**
@@ -105,18 +135,19 @@ final class Q4Lanes {
         int blocks = cols / BLOCK;
         int groupBytes = Format.Q4_0.groupBytes;
         long srcRow = (long) blocks * Q4_0Matrix.BLOCK_BYTES;
-        long dstRow = (long) groups(cols) * groupBytes;
+        long dstRow = rowBytes(Format.Q4_0, cols);
         for (int r = r0; r < r1; r++) {
             for (int b = 0; b < blocks; b++) {
                 long o = r * srcRow + (long) b * Q4_0Matrix.BLOCK_BYTES;
                 long g = r * dstRow + (long) (b / G) * groupBytes;
                 int j = b % G;
-                dst.set(FLOAT, g + WORD_BYTES + 4L * j, Simd.fp16(src, o));
+                int w = width(b, cols);
+                dst.set(FLOAT, g + 16L * w + 4L * j, Simd.fp16(src, o));
                 for (int k = 0; k < 4; k++) {
                     // bytes 4k .. 4k+3 hold elements 4k .. 4k+3 in their low nibbles, 16+4k .. 16+4k+3 in their high ones
                     int u = src.get(U32, o + 2 + 4 * k);
-                    dst.set(SHORT, g + 2L * (k * G + j), nibbles(u));
-                    dst.set(SHORT, g + 2L * ((k + 4) * G + j), nibbles(u >>> 4));
+                    dst.set(SHORT, g + 2L * (k * w + j), nibbles(u));
+                    dst.set(SHORT, g + 2L * ((k + 4) * w + j), nibbles(u >>> 4));
                 }
             }
         }
@@ -131,7 +162,7 @@ final class Q4Lanes {
         int superBlocks = cols / Q4_KMatrix.BLOCK;
         int groupBytes = Format.Q4_K.groupBytes;
         long srcRow = (long) superBlocks * Q4_KMatrix.BLOCK_BYTES;
-        long dstRow = (long) groups(cols) * groupBytes;
+        long dstRow = rowBytes(Format.Q4_K, cols);
         for (int r = r0; r < r1; r++) {
             for (int sb = 0; sb < superBlocks; sb++) {
                 long o = r * srcRow + (long) sb * Q4_KMatrix.BLOCK_BYTES;
@@ -143,12 +174,13 @@ final class Q4Lanes {
                     int b = 8 * sb + t;
                     long g = r * dstRow + (long) (b / G) * groupBytes;
                     int j = b % G;
+                    int w = width(b, cols);
                     float a = d * KScales.at(sc, t);
-                    dst.set(FLOAT, g + WORD_BYTES + 4L * j, a);
-                    dst.set(FLOAT, g + WORD_BYTES + 4L * G + 4L * j, 8 * a - dmin * KScales.at(mn, t));
+                    dst.set(FLOAT, g + 16L * w + 4L * j, a);
+                    dst.set(FLOAT, g + 20L * w + 4L * j, 8 * a - dmin * KScales.at(mn, t));
                     for (int k = 0; k < 8; k++) {
                         int u = src.get(U32, o + 16 + 32 * (t / 2) + 4 * k);
-                        dst.set(SHORT, g + 2L * (k * G + j), nibbles(t % 2 == 0 ? u : u >>> 4));
+                        dst.set(SHORT, g + 2L * (k * w + j), nibbles(t % 2 == 0 ? u : u >>> 4));
                     }
                 }
             }
@@ -180,19 +212,19 @@ final class Q4Lanes {
     /**
      * One token's activation rounded to int8 per block of 32 as ggml rounds it for its Q8_0 dot products
      * ({@code d = amax / 127}, values rounded to nearest with ties to even, {@code d} kept at fp16 precision):
-     * {@code x[(g * 32 + k) * G + j]} is element k of block {@code g * G + j}, {@code d[b]} the block's scale and
+     * {@code x[g * 32 * G + k * W + j]} is element k of block {@code g * G + j} (W: the group's lanes), {@code d[b]} the block's scale and
      * {@code bias[b]} its {@code -8 * sum(xq)} (the offset 8's share, exact in 16 bits), {@code sums[b]} its
      * {@code d * sum(xq)} (what a block's bias multiplies).
      */
     record Input(short[] x, float[] d, short[] bias, float[] sums) {
         static Input allocate(int cols) {
-            int groups = groups(cols);
-            return new Input(new short[groups * BLOCK * G], new float[groups * G], new short[groups * G], new float[groups * G]);
+            int slots = slots(cols);
+            return new Input(new short[slots * BLOCK], new float[slots], new short[slots], new float[slots]);
         }
 
         /** Whether this holds the rounded form of a {@code cols}-wide activation. */
         boolean fits(int cols) {
-            return d.length >= groups(cols) * G;
+            return d.length >= slots(cols);
         }
 
         /** Rounds {@code src[off .. off+cols)} into this (sized for {@code cols}); returns this. */
@@ -208,21 +240,23 @@ final class Q4Lanes {
                 float id = dd != 0f ? 1f / dd : 0f;
                 d[b] = Float.float16ToFloat(Float.floatToFloat16(dd));
                 int base = (b / G) * BLOCK * G + b % G;
+                int w = width(b, cols);
                 int sum = 0;
                 for (int k = 0; k < BLOCK; k++) {
                     // round to nearest, ties to even: add and remove 1.5 * 2^23 (as the prefill rounding)
                     int q = (int) (src[s + k] * id + ROUNDER - ROUNDER);
-                    x[base + k * G] = (short) q;
+                    x[base + k * w] = (short) q;
                     sum += q;
                 }
                 bias[b] = (short) (-8 * sum);
                 sums[b] = d[b] * sum;
             }
             // the padding blocks of the last group: zero (the weights' padding has scale 0 as well)
-            for (int b = blocks; b < groups(cols) * G; b++) {
+            for (int b = blocks; b < slots(cols); b++) {
                 int base = (b / G) * BLOCK * G + b % G;
+                int w = width(b, cols);
                 for (int k = 0; k < BLOCK; k++) {
-                    x[base + k * G] = 0;
+                    x[base + k * w] = 0;
                 }
             }
             java.util.Arrays.fill(d, blocks, d.length, 0f);
@@ -259,6 +293,30 @@ final class Q4Lanes {
                 acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
                 if (biased) {
                     FloatVector b = FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * (G + p * L), LE);
+                    acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
+                }
+            }
+        }
+        if (half) {
+            // the same with H lanes (the written-out copy keeps the vectors unboxed)
+            int g = groups;
+            int xo = g * BLOCK * G;
+            ShortVector s = ShortVector.fromArray(SH, bias, g * G);
+            for (int k = 0; k < 8; k++) {
+                ShortVector w = ShortVector.fromMemorySegment(SH, m, o + 2L * k * H, LE);
+                int e = xo + 4 * k * H;
+                s = s.add(w.and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 4).and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e + H)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 8).and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e + 2 * H)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 12).mul(ShortVector.fromArray(SH, x, e + 3 * H)));
+            }
+            for (int p = 0; p < PARTS_H; p++) {
+                FloatVector f = (FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I, p))
+                        .convert(VectorOperators.I2F, 0);
+                FloatVector a = FloatVector.fromMemorySegment(F, m, o + 16L * H + 4L * p * L, LE);
+                acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
+                if (biased) {
+                    FloatVector b = FloatVector.fromMemorySegment(F, m, o + 20L * H + 4L * p * L, LE);
                     acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
                 }
             }

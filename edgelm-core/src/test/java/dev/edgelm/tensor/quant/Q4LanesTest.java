@@ -72,7 +72,7 @@ class Q4LanesTest {
     void decodeMatchesInt8Reference() {
         Random r = new Random(18);
         int rows = 45;
-        for (int blocks : new int[] {1, 8, 32, 33, 112}) {
+        for (int blocks : new int[] {1, 8, 16, 17, 32, 33, 50, 80, 112}) {
             int cols = blocks * 32;
             byte[] bytes = randomBlocks(rows, cols, r);
             for (int threads : new int[] {1, 2}) {
@@ -221,7 +221,7 @@ class Q4LanesTest {
     void q4KDecodeMatchesInt8Reference() {
         Random r = new Random(44);
         int rows = 29;
-        for (int superBlocks : new int[] {1, 4, 14}) {
+        for (int superBlocks : new int[] {1, 2, 3, 4, 10, 14}) {
             int cols = superBlocks * 256;
             Q4K m4 = Q4K.random(rows, cols, r);
             Q4_KMatrix m = new Q4_KMatrix(Blocks.segment(m4.bytes()), rows, cols);
