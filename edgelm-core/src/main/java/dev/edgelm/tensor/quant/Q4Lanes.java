@@ -4,6 +4,7 @@ import static dev.edgelm.tensor.quant.Simd.F;
 import static dev.edgelm.tensor.quant.Simd.I;
 import static dev.edgelm.tensor.quant.Simd.L;
 
+import dev.edgelm.format.ModelMemory;
 import dev.edgelm.tensor.Parallel;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -197,16 +198,23 @@ final class Q4Lanes {
      * object, made on {@code pool}'s threads (or this one if null).
      */
     static Q4Lanes of(Format format, MemorySegment src, int rows, int cols, Parallel pool) {
-        MemorySegment dst = Arena.ofAuto().allocate(Math.max(1, byteSize(format, rows, cols)), 64);
+        long size = Math.max(1, byteSize(format, rows, cols));
+        Arena arena = Arena.ofAuto();
+        // in huge pages as the model's weights are (0.8B int4 decode in 4 KiB pages: see docs/lab/integer-decode.md)
+        MemorySegment dst = ModelMemory.hugePageMemory(size, arena);
+        if (dst == null) {
+            dst = arena.allocate(size, 64);
+        }
+        MemorySegment copy = dst;
         Parallel.RangeTask repack = format == Format.Q4_0
-                ? (r0, r1) -> repackQ4_0(src, cols, dst, r0, r1)
-                : (r0, r1) -> repackQ4_K(src, cols, dst, r0, r1);
+                ? (r0, r1) -> repackQ4_0(src, cols, copy, r0, r1)
+                : (r0, r1) -> repackQ4_K(src, cols, copy, r0, r1);
         if (pool == null) {
             repack.run(0, rows);
         } else {
             pool.forRange(rows, 1, (long) rows * cols, repack);
         }
-        return new Q4Lanes(format, rows, cols, dst);
+        return new Q4Lanes(format, rows, cols, copy);
     }
 
     /**

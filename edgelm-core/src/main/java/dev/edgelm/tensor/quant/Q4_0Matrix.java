@@ -101,8 +101,8 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     /**
      * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks as llama.cpp does
-     * ({@link Q4_0Gemm} with 16-lane vectors, {@link Int8Gemm} with 8 lanes); decode and shorter chunks always
-     * multiply float activations.
+     * ({@link Q4_0Gemm} with 16-lane vectors, {@link Int8Gemm} with 8 lanes); chunks of 2-15 tokens
+     * multiply float activations, and decode (one token, or independent tokens) rounds them too ({@link #INT_DECODE}).
      */
     public static boolean roundsPrefillActivations() {
         return Q4_0Gemm.ENABLED || Int8Gemm.ENABLED;

@@ -147,8 +147,8 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     /**
      * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks (32 values, fp16 scale;
      * llama.cpp rounds them for Q4_K to Q8_K, 256-value blocks with a float scale)
-     * ({@link Q4_0Gemm} with 16-lane vectors; {@link Int8Gemm} with 8 lanes when asked); decode and shorter chunks always
-     * multiply float activations.
+     * ({@link Q4_0Gemm} with 16-lane vectors; {@link Int8Gemm} with 8 lanes when asked); chunks of 2-15 tokens
+     * multiply float activations, and decode (one token, or independent tokens) rounds them too ({@link #INT_DECODE}).
      */
     public static boolean roundsPrefillActivations() {
         return INT8_PREFILL && (Q4_0Gemm.ENABLED || Int8Gemm.ENABLED);
