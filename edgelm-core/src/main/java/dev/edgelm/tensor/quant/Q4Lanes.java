@@ -375,7 +375,9 @@ final class Q4Lanes {
                 synchronized (this) {
                     l = lanes;
                     if (l == null) {
-                        lanes = l = of(format, src, rows, cols, pool);
+                        // inside a fused section the pool would only record the repack and run it beside the products
+                        // that read the copy: then repack here
+                        lanes = l = of(format, src, rows, cols, pool != null && pool.fusing() ? null : pool);
                     }
                 }
             }
@@ -392,8 +394,13 @@ final class Q4Lanes {
             Q4Lanes l = lanes(pool);
             int n = in.tokens();
             float[] x = in.x();
-            Input[] xs = rounded(n, cols);
+            // inside a fused section (Parallel#fused) the product runs after other products have rounded their inputs:
+            // then inputs of its own, not the thread's
+            Input[] xs = pool.fusing() ? new Input[n] : rounded(n, cols).clone();
             for (int t = 0; t < n; t++) {
+                if (xs[t] == null) {
+                    xs[t] = Input.allocate(cols);
+                }
                 xs[t].round(x, t * cols, cols);
             }
             pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {

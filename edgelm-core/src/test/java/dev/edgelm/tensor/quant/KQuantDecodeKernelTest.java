@@ -96,7 +96,9 @@ class KQuantDecodeKernelTest {
                                     dot += built.rows()[row][i] * xt[i];
                                     mag += Math.abs(built.rows()[row][i] * xt[i]);
                                 }
-                                assertEquals(dot, one[row], 3e-6 * mag, where + " (one-token matmul against the definition)");
+                                if (type != GgmlType.Q4_K || !Q4_KMatrix.INT_DECODE) { // Q4_K's int8 decode: Q4LanesTest
+                                    assertEquals(dot, one[row], 3e-6 * mag, where + " (one-token matmul against the definition)");
+                                }
                                 float got = out[t * stride + 2 + row];
                                 assertEquals(Float.floatToRawIntBits(one[row]), Float.floatToRawIntBits(got),
                                         where + " (each token): " + one[row] + " vs " + got);

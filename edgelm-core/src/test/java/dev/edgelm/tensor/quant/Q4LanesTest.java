@@ -276,4 +276,39 @@ class Q4LanesTest {
     private static String where(int superBlocks, int threads, int token, int row) {
         return "super-blocks " + superBlocks + " threads " + threads + " token " + token + " row " + row + " (batched)";
     }
+
+    @Test
+    void inAFusedSectionTheCopyAndTheRoundedInputsAreTheProductsOwn() {
+        // two fresh matrices of different widths in one fused section (as decode runs a layer's projections): the
+        // first product makes its copy and both round their inputs while the sections are only recorded
+        Random r = new Random(11);
+        int rows = 300;
+        byte[] a = randomBlocks(rows, 1024, r);
+        byte[] b = randomBlocks(rows, 3584, r);
+        float[] xa = new float[1024];
+        float[] xb = new float[3584];
+        for (int i = 0; i < xb.length; i++) {
+            xb[i] = (float) r.nextGaussian();
+            xa[i % 1024] = (float) r.nextGaussian();
+        }
+        float[] fa = new float[rows];
+        float[] fb = new float[rows];
+        float[] sa = new float[rows];
+        float[] sb = new float[rows];
+        try (Parallel pool = new Parallel(2)) {
+            Q4_0Matrix ma = new Q4_0Matrix(Blocks.segment(a), rows, 1024);
+            Q4_0Matrix mb = new Q4_0Matrix(Blocks.segment(b), rows, 3584);
+            pool.fused(() -> {
+                ma.matmul(pool, xa, 1, fa);
+                mb.matmul(pool, xb, 1, fb);
+            });
+            ma.matmul(pool, xa, 1, sa);
+            mb.matmul(pool, xb, 1, sb);
+        }
+        for (int row = 0; row < rows; row++) {
+            assertEquals(Float.floatToRawIntBits(sa[row]), Float.floatToRawIntBits(fa[row]), "1024 wide, row " + row);
+            assertEquals(Float.floatToRawIntBits(sb[row]), Float.floatToRawIntBits(fb[row]), "3584 wide, row " + row);
+            assertEquals(reference(a, row, 1024, xa, 0)[0], fa[row], 2e-6 * reference(a, row, 1024, xa, 0)[1], "row " + row);
+        }
+    }
 }
