@@ -11,7 +11,6 @@ import static dev.edgelm.tensor.quant.Simd.P;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
-import dev.edgelm.tensor.Scratch;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import java.lang.foreign.ValueLayout;
@@ -31,11 +30,25 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     static final int BLOCK_BYTES = GgmlType.Q4_0.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
-    /** Per calling thread: the activations of the current batched matmul, laid out for the many-token kernels. */
-    private static final Scratch.Floats SIDE_BY_SIDE = new Scratch.Floats();
+
+    /**
+     * Whether one-token products (decode) and independent tokens (batched decode) round the activation to int8
+     * per block and multiply in 16-bit lanes over a repacked copy of the matrix ({@link Q4Lanes}; default on:
+     * 1.8x the float kernel's rate streamed from memory with AVX-512 and 3.5x with AVX2, on one thread, see
+     * docs/kernels.md). {@code -Dedgelm.q4.intdecode=false} keeps the float kernels (to measure one against the other).
+     */
+    static final boolean INT_DECODE = Boolean.parseBoolean(System.getProperty("edgelm.q4.intdecode", "true"));
+    /** Integer decode on a repacked copy (with {@link #INT_DECODE}). */
+    private final Q4Lanes.Decode intDecode;
 
     public Q4_0Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q4_0, data, rows, cols, 0);
+        this.intDecode = new Q4Lanes.Decode(Q4Lanes.Format.Q4_0, data, rows, cols);
+    }
+
+    /** Bytes of the repacked copy for integer decode once a decode product has run (0 before, or with it off). */
+    public long repackedBytes() {
+        return intDecode.copyBytes();
     }
 
     @Override
@@ -88,8 +101,8 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     /**
      * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks as llama.cpp does
-     * ({@link Q4_0Gemm} with 16-lane vectors, {@link Int8Gemm} with 8 lanes); decode and shorter chunks always
-     * multiply float activations.
+     * ({@link Q4_0Gemm} with 16-lane vectors, {@link Int8Gemm} with 8 lanes); chunks of 2-15 tokens
+     * multiply float activations, and decode (one token, or independent tokens) rounds them too ({@link #INT_DECODE}).
      */
     public static boolean roundsPrefillActivations() {
         return Q4_0Gemm.ENABLED || Int8Gemm.ENABLED;
@@ -97,6 +110,10 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT_DECODE && in.tokens() == 1) {
+            intDecode.multiply(pool, in, out, outStride, outOff);
+            return;
+        }
         if (Int8Gemm.takes(in.tokens())) {
             Int8Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
@@ -110,6 +127,15 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (INT_DECODE) {
+            // dotRow: the decode products' arithmetic (rounded activation, integer sums), so that it agrees with them
+            return intDecode.dotRow(row, x, xOff);
+        }
+        return dotFloat(row, x, xOff);
+    }
+
+    /** The float kernel: the weights converted to float, float activations. */
+    float dotFloat(int row, float[] x, int xOff) {
         if (K8) {
             return dot8(row, x, xOff);
         }
@@ -162,211 +188,16 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     }
 
     /**
-     * {@link #dot8} of one row with 8 inputs laid out token-interleaved (block b of input t at
-     * {@code xOff + (b * 8 + t) * 32}), accumulators into {@code lanes[8t ..]}: the same operations in the same
-     * order per input, the block's loads, conversions and scale shared by the 8.
-     */
-    private void dot8x8(int row, float[] xt, int xOff, float[] lanes) {
-        long o = row * rowBytes;
-        FloatVector acc0 = FloatVector.zero(F);
-        FloatVector acc1 = FloatVector.zero(F);
-        FloatVector acc2 = FloatVector.zero(F);
-        FloatVector acc3 = FloatVector.zero(F);
-        FloatVector acc4 = FloatVector.zero(F);
-        FloatVector acc5 = FloatVector.zero(F);
-        FloatVector acc6 = FloatVector.zero(F);
-        FloatVector acc7 = FloatVector.zero(F);
-        int end = xOff + 8 * cols;
-        for (int e = xOff; e < end; e += 256, o += BLOCK_BYTES) {
-            IntVector a = (IntVector) ByteVector.fromMemorySegment(B, data, o + 2, LE)
-                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
-                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector s0 = v0.mul(FloatVector.fromArray(F, xt, e));
-            s0 = v1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
-            s0 = v2.fma(FloatVector.fromArray(F, xt, e + 16), s0);
-            s0 = v3.fma(FloatVector.fromArray(F, xt, e + 24), s0);
-            acc0 = s0.fma(d, acc0);
-            FloatVector s1 = v0.mul(FloatVector.fromArray(F, xt, e + 32));
-            s1 = v1.fma(FloatVector.fromArray(F, xt, e + 40), s1);
-            s1 = v2.fma(FloatVector.fromArray(F, xt, e + 48), s1);
-            s1 = v3.fma(FloatVector.fromArray(F, xt, e + 56), s1);
-            acc1 = s1.fma(d, acc1);
-            FloatVector s2 = v0.mul(FloatVector.fromArray(F, xt, e + 64));
-            s2 = v1.fma(FloatVector.fromArray(F, xt, e + 72), s2);
-            s2 = v2.fma(FloatVector.fromArray(F, xt, e + 80), s2);
-            s2 = v3.fma(FloatVector.fromArray(F, xt, e + 88), s2);
-            acc2 = s2.fma(d, acc2);
-            FloatVector s3 = v0.mul(FloatVector.fromArray(F, xt, e + 96));
-            s3 = v1.fma(FloatVector.fromArray(F, xt, e + 104), s3);
-            s3 = v2.fma(FloatVector.fromArray(F, xt, e + 112), s3);
-            s3 = v3.fma(FloatVector.fromArray(F, xt, e + 120), s3);
-            acc3 = s3.fma(d, acc3);
-            FloatVector s4 = v0.mul(FloatVector.fromArray(F, xt, e + 128));
-            s4 = v1.fma(FloatVector.fromArray(F, xt, e + 136), s4);
-            s4 = v2.fma(FloatVector.fromArray(F, xt, e + 144), s4);
-            s4 = v3.fma(FloatVector.fromArray(F, xt, e + 152), s4);
-            acc4 = s4.fma(d, acc4);
-            FloatVector s5 = v0.mul(FloatVector.fromArray(F, xt, e + 160));
-            s5 = v1.fma(FloatVector.fromArray(F, xt, e + 168), s5);
-            s5 = v2.fma(FloatVector.fromArray(F, xt, e + 176), s5);
-            s5 = v3.fma(FloatVector.fromArray(F, xt, e + 184), s5);
-            acc5 = s5.fma(d, acc5);
-            FloatVector s6 = v0.mul(FloatVector.fromArray(F, xt, e + 192));
-            s6 = v1.fma(FloatVector.fromArray(F, xt, e + 200), s6);
-            s6 = v2.fma(FloatVector.fromArray(F, xt, e + 208), s6);
-            s6 = v3.fma(FloatVector.fromArray(F, xt, e + 216), s6);
-            acc6 = s6.fma(d, acc6);
-            FloatVector s7 = v0.mul(FloatVector.fromArray(F, xt, e + 224));
-            s7 = v1.fma(FloatVector.fromArray(F, xt, e + 232), s7);
-            s7 = v2.fma(FloatVector.fromArray(F, xt, e + 240), s7);
-            s7 = v3.fma(FloatVector.fromArray(F, xt, e + 248), s7);
-            acc7 = s7.fma(d, acc7);
-        }
-        acc0.intoArray(lanes, 0);
-        acc1.intoArray(lanes, 8);
-        acc2.intoArray(lanes, 16);
-        acc3.intoArray(lanes, 24);
-        acc4.intoArray(lanes, 32);
-        acc5.intoArray(lanes, 40);
-        acc6.intoArray(lanes, 48);
-        acc7.intoArray(lanes, 56);
-    }
-
-    /**
-     * {@link #dot8} of one row with 4 inputs laid out token-interleaved (block b of input t at
-     * {@code xOff + (b * 4 + t) * 32}), accumulators into {@code lanes[8t ..]}: the same operations in the same
-     * order per input, the block's loads, conversions and scale shared by the 4.
-     */
-    private void dot8x4(int row, float[] xt, int xOff, float[] lanes) {
-        long o = row * rowBytes;
-        FloatVector acc0 = FloatVector.zero(F);
-        FloatVector acc1 = FloatVector.zero(F);
-        FloatVector acc2 = FloatVector.zero(F);
-        FloatVector acc3 = FloatVector.zero(F);
-        int end = xOff + 4 * cols;
-        for (int e = xOff; e < end; e += 128, o += BLOCK_BYTES) {
-            IntVector a = (IntVector) ByteVector.fromMemorySegment(B, data, o + 2, LE)
-                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
-                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector s0 = v0.mul(FloatVector.fromArray(F, xt, e));
-            s0 = v1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
-            s0 = v2.fma(FloatVector.fromArray(F, xt, e + 16), s0);
-            s0 = v3.fma(FloatVector.fromArray(F, xt, e + 24), s0);
-            acc0 = s0.fma(d, acc0);
-            FloatVector s1 = v0.mul(FloatVector.fromArray(F, xt, e + 32));
-            s1 = v1.fma(FloatVector.fromArray(F, xt, e + 40), s1);
-            s1 = v2.fma(FloatVector.fromArray(F, xt, e + 48), s1);
-            s1 = v3.fma(FloatVector.fromArray(F, xt, e + 56), s1);
-            acc1 = s1.fma(d, acc1);
-            FloatVector s2 = v0.mul(FloatVector.fromArray(F, xt, e + 64));
-            s2 = v1.fma(FloatVector.fromArray(F, xt, e + 72), s2);
-            s2 = v2.fma(FloatVector.fromArray(F, xt, e + 80), s2);
-            s2 = v3.fma(FloatVector.fromArray(F, xt, e + 88), s2);
-            acc2 = s2.fma(d, acc2);
-            FloatVector s3 = v0.mul(FloatVector.fromArray(F, xt, e + 96));
-            s3 = v1.fma(FloatVector.fromArray(F, xt, e + 104), s3);
-            s3 = v2.fma(FloatVector.fromArray(F, xt, e + 112), s3);
-            s3 = v3.fma(FloatVector.fromArray(F, xt, e + 120), s3);
-            acc3 = s3.fma(d, acc3);
-        }
-        acc0.intoArray(lanes, 0);
-        acc1.intoArray(lanes, 8);
-        acc2.intoArray(lanes, 16);
-        acc3.intoArray(lanes, 24);
-    }
-
-    /**
-     * {@link #dot8} of one row with 2 inputs laid out token-interleaved (block b of input t at
-     * {@code xOff + (b * 2 + t) * 32}), accumulators into {@code lanes[8t ..]}: the same operations in the same
-     * order per input, the block's loads, conversions and scale shared by the 2.
-     */
-    private void dot8x2(int row, float[] xt, int xOff, float[] lanes) {
-        long o = row * rowBytes;
-        FloatVector acc0 = FloatVector.zero(F);
-        FloatVector acc1 = FloatVector.zero(F);
-        int end = xOff + 2 * cols;
-        for (int e = xOff; e < end; e += 64, o += BLOCK_BYTES) {
-            IntVector a = (IntVector) ByteVector.fromMemorySegment(B, data, o + 2, LE)
-                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            IntVector b = (IntVector) ByteVector.fromMemorySegment(B, data, o + 10, LE)
-                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            FloatVector v0 = (FloatVector) a.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v1 = (FloatVector) b.and(0x0F).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v2 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector v3 = (FloatVector) b.lanewise(VectorOperators.LSHR, 4).sub(8).convertShape(VectorOperators.I2F, F, 0);
-            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
-            FloatVector s0 = v0.mul(FloatVector.fromArray(F, xt, e));
-            s0 = v1.fma(FloatVector.fromArray(F, xt, e + 8), s0);
-            s0 = v2.fma(FloatVector.fromArray(F, xt, e + 16), s0);
-            s0 = v3.fma(FloatVector.fromArray(F, xt, e + 24), s0);
-            acc0 = s0.fma(d, acc0);
-            FloatVector s1 = v0.mul(FloatVector.fromArray(F, xt, e + 32));
-            s1 = v1.fma(FloatVector.fromArray(F, xt, e + 40), s1);
-            s1 = v2.fma(FloatVector.fromArray(F, xt, e + 48), s1);
-            s1 = v3.fma(FloatVector.fromArray(F, xt, e + 56), s1);
-            acc1 = s1.fma(d, acc1);
-        }
-        acc0.intoArray(lanes, 0);
-        acc1.intoArray(lanes, 8);
-    }
-
-
-    /**
-     * Independent tokens (batched decode) on the 8-lane path: the tokens go in groups of eight, then four, two
-     * and one ({@link Q8_0Matrix#group}), each group's activations laid out once per matmul block by block
-     * with the group's tokens side by side, and per row each group runs through one kernel that decodes each
-     * block once for all its tokens; every token's result is {@link #dot8}'s, bit for bit.
+     * Independent tokens (batched decode): {@link Q4Lanes}, each token's result the one-token product's bit for bit
+     * (with {@link #INT_DECODE} off, each token through {@link #dotFloat}).
      */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
-        if (!K8) {
-            super.multiplyEach(pool, in, out, outStride, outOff);
+        if (INT_DECODE) {
+            intDecode.multiply(pool, in, out, outStride, outOff);
             return;
         }
-        int n = in.tokens();
-        float[] x = in.x();
-        float[] xt = SIDE_BY_SIDE.get(n * cols);
-        for (int t0 = 0, g; t0 < n; t0 += g) {
-            g = Q8_0Matrix.group(n - t0, cols);
-            for (int i = 0; i < g; i++) {
-                for (int b = 0; b < cols; b += BLOCK) {
-                    System.arraycopy(x, (t0 + i) * cols + b, xt, t0 * cols + b * g + i * BLOCK, BLOCK);
-                }
-            }
-        }
-        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
-            float[] lanes = new float[8 * L];
-            for (int r = start; r < end; r++) {
-                for (int t0 = 0, g; t0 < n; t0 += g) {
-                    g = Q8_0Matrix.group(n - t0, cols);
-                    int at = t0 * outStride + outOff + r;
-                    switch (g) {
-                        case 8 -> dot8x8(r, xt, t0 * cols, lanes);
-                        case 4 -> dot8x4(r, xt, t0 * cols, lanes);
-                        case 2 -> dot8x2(r, xt, t0 * cols, lanes);
-                        default -> {
-                            out[at] = dot8(r, xt, t0 * cols);
-                            continue;
-                        }
-                    }
-                    for (int i = 0; i < g; i++) {
-                        out[at + i * outStride] = Simd.sum8(lanes, 8 * i);
-                    }
-                }
-            }
-        });
+        super.multiplyEach(pool, in, out, outStride, outOff);
     }
 
     /**

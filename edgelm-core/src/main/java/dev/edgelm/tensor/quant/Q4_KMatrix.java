@@ -32,8 +32,23 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * Whether one-token products (decode) and independent tokens (batched decode) round the activation to int8
+     * per block of 32 and multiply in 16-bit lanes over a repacked copy ({@link Q4Lanes}, as Q4_0 does:
+     * {@link Q4_0Matrix#INT_DECODE}); {@code -Dedgelm.q4k.intdecode=false} keeps the float kernels.
+     */
+    static final boolean INT_DECODE = Boolean.parseBoolean(System.getProperty("edgelm.q4k.intdecode", "true"));
+    /** Integer decode on a repacked copy (with {@link #INT_DECODE}). */
+    private final Q4Lanes.Decode intDecode;
+
     public Q4_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q4_K, data, rows, cols, 32);
+        this.intDecode = new Q4Lanes.Decode(Q4Lanes.Format.Q4_K, data, rows, cols);
+    }
+
+    /** Bytes of the repacked copy for integer decode once a decode product has run (0 before, or with it off). */
+    public long repackedBytes() {
+        return intDecode.copyBytes();
     }
 
     @Override
@@ -71,6 +86,15 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     // work; the per-value multiply-add with the min alone cost more than the widening gained).
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (INT_DECODE) {
+            // dotRow: the decode products' arithmetic (rounded activation, integer sums), so that it agrees with them
+            return intDecode.dotRow(row, x, xOff);
+        }
+        return dotFloat(row, x, xOff, xSums);
+    }
+
+    /** The float kernels: the weights converted to float, float activations ({@code xSums}: x's run sums of 32). */
+    float dotFloat(int row, float[] x, int xOff, float[] xSums) {
         if (BL == 16 && P == 1) {
             return dot16(row, x, xOff, xSums);
         }
@@ -123,8 +147,8 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     /**
      * Whether prefill (chunks of 16 tokens or more) rounds the activations to int8 blocks (32 values, fp16 scale;
      * llama.cpp rounds them for Q4_K to Q8_K, 256-value blocks with a float scale)
-     * ({@link Q4_0Gemm} with 16-lane vectors; {@link Int8Gemm} with 8 lanes when asked); decode and shorter chunks always
-     * multiply float activations.
+     * ({@link Q4_0Gemm} with 16-lane vectors; {@link Int8Gemm} with 8 lanes when asked); chunks of 2-15 tokens
+     * multiply float activations, and decode (one token, or independent tokens) rounds them too ({@link #INT_DECODE}).
      */
     public static boolean roundsPrefillActivations() {
         return INT8_PREFILL && (Q4_0Gemm.ENABLED || Int8Gemm.ENABLED);
@@ -186,6 +210,10 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
 
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT_DECODE && in.tokens() == 1) {
+            intDecode.multiply(pool, in, out, outStride, outOff);
+            return;
+        }
         if (INT8_PREFILL && Int8Gemm.takes(in.tokens())) {
             Int8Gemm.matmul(this, pool, in, out, outStride, outOff);
             return;
@@ -204,6 +232,10 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     /** Independent tokens on the 8-lane path: {@link #dot8} per row and token ({@link #multiplyInterleaved}). */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT_DECODE) {
+            intDecode.multiply(pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8) {
             super.multiplyEach(pool, in, out, outStride, outOff);
             return;

@@ -88,7 +88,9 @@ class BatchedDecodeKernelTest {
                                 dot += w[row][i] * xt[i];
                                 mag += Math.abs(w[row][i] * xt[i]);
                             }
-                            assertEquals(dot, got, 2e-6 * mag, where + " (reference)");
+                            if (type != GgmlType.Q4_0 || !Q4_0Matrix.INT_DECODE) { // Q4_0's int8 decode: Q4LanesTest
+                                assertEquals(dot, got, 2e-6 * mag, where + " (reference)");
+                            }
                         }
                     }
                 }

@@ -32,7 +32,7 @@ class TieredCompilationTest {
     /** A PrintCompilation line: time, compile id, flags, tier, Class::method. */
     private static final Pattern LINE = Pattern.compile(
             "^\\s*\\d+\\s+\\d+\\s+([%sbn!]*)\\s+(\\d)\\s+(dev\\.edgelm\\.tensor\\.quant\\.\\w+::\\w+)");
-    /** The kernel methods: each format's dot products and row decoders. */
+    /** The kernel methods: each format's dot products and row decoders (and the integer decode kernels, Q4Lanes and Q6_KLanes). */
     private static final Pattern KERNEL = Pattern.compile("\\.Q\\w+(Matrix|Lanes)::(dot\\w*|decode\\w*)");
 
     @Test
@@ -41,7 +41,7 @@ class TieredCompilationTest {
         assertNoSkippedCompile(log);
         Map<String, Integer> top = topTiers(log);
         for (String kernel : List.of("Q8_0Matrix::decodeRow", "Q4_KMatrix::decodeRow", "Q6_KMatrix::dot",
-                "Q5_KMatrix::decodeRow", "Q2_KMatrix::dot", "Q3_KMatrix::dot")) {
+                "Q5_KMatrix::decodeRow", "Q2_KMatrix::dot", "Q3_KMatrix::dot", "Q4Lanes::dot")) {
             assertTrue(top.keySet().stream().anyMatch(k -> k.endsWith(kernel)), kernel + " was not compiled at all: " + top);
         }
         Map<String, Integer> sizes = bytecodeSizes(log);
@@ -64,7 +64,7 @@ class TieredCompilationTest {
         List<String> log = workout(400, "-Dedgelm.simd.bits=512", "-XX:TieredStopAtLevel=3");
         assertNoSkippedCompile(log);
         Map<String, Integer> top = topTiers(log);
-        for (String kernel : List.of("Q4_KMatrix::dot16", "Q5_KMatrix::dot16", "Q6_KLanes::dot", "Q8_0Matrix::dot16")) {
+        for (String kernel : List.of("Q4Lanes::dot", "Q5_KMatrix::dot16", "Q6_KLanes::dot", "Q8_0Matrix::dot16")) {
             assertTrue(top.keySet().stream().anyMatch(k -> k.endsWith(kernel)), kernel + " was not compiled: " + top);
         }
     }

@@ -1,0 +1,416 @@
+package dev.edgelm.tensor.quant;
+
+import static dev.edgelm.tensor.quant.Simd.F;
+import static dev.edgelm.tensor.quant.Simd.I;
+import static dev.edgelm.tensor.quant.Simd.L;
+
+import dev.edgelm.format.ModelMemory;
+import dev.edgelm.tensor.Parallel;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * One-token integer decode of Q4_0 and Q4_K with <em>blocks in lanes</em>: a copy of the matrix in which each group
+ * of {@link #G} consecutive blocks of 32 (Q4_K: sub-blocks) of a row is 8 vectors of G 16-bit words, word
+ * {@code k'} of lane j holding the nibbles of elements {@code 4k' .. 4k'+3} of block j (element {@code 4k'+i} in
+ * bits {@code 4i .. 4i+3}), then the G block scales {@code a} as floats (Q4_0: {@code d}; Q4_K: {@code d * sc}) and,
+ * for Q4_K only, G biases {@code b = 8 * d * sc - dmin * m}. The activation is rounded to int8 per block of 32 by ggml's Q8_0 rule
+ * ({@link Input}) and laid out the same way, one G-lane vector per element index. Per group the kernel then
+ * multiplies and adds 32 element vectors in 16-bit lanes: each lane ends with block j's exact
+ * {@code sum((q - 8) * xq)} (the sums of {@code q * xq} wrap modulo 2^16, but the lane starts at
+ * {@code -8 * sum(xq)} and the true result lies within +-32,512, so the wrapped sum is exact), widened, converted
+ * and multiplied by the two scales into float lanes; one horizontal sum per row. Q4_K's nibbles are unsigned with
+ * an offset per sub-block: {@code sum((d sc q - dmin m) dx xq) = a * dx * s + b * dx * sum(xq)} with s the same
+ * {@code sum((q - 8) xq)}, so the same inner loop serves both, plus one multiply-add per block with the
+ * activation's {@code dx * sum(xq)}.
+ *
+ * <p>Rows whose block count is not a multiple of G end with a half-width group ({@link #H} lanes) when at most H
+ * blocks remain, else with a full group; either is padded with zero blocks (scale 0): the 3584-wide rows of the 0.8B
+ * (112 blocks) and the 2560-wide rows of the 4B (80) then need no padding at G = 32. Memory per block of 32: 20
+ * bytes for Q4_0, 24 for Q4_K (the files: 18).
+ */
+final class Q4Lanes {
+    /**
+     * Blocks per group: 16-bit lanes of a vector twice as wide as the float vectors (32 with AVX-512, 16 with AVX2;
+     * at AVX-512, 16 lanes of 256 bits measured 1.09-1.29x the float kernel against 32 lanes' 1.2-1.8x).
+     */
+    static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * L));
+    static final int G = S.length();
+    /** The half-width species of a row's last group, and its lanes. */
+    static final VectorSpecies<Short> SH = VectorSpecies.of(short.class, VectorShape.forBitSize(S.vectorBitSize() / 2));
+    static final int H = G / 2;
+    private static final int PARTS_H = H / L;
+    /** Float vectors per group's lanes. */
+    private static final int PARTS = G / L;
+    static final int BLOCK = 32;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+    /** Bytes of one group's nibble words (8 vectors of G). */
+    private static final int WORD_BYTES = 8 * 2 * G;
+    private static final float ROUNDER = 12582912f;
+
+    /** The two source formats. */
+    enum Format {
+        Q4_0(false), Q4_K(true);
+
+        /** Whether blocks carry a bias (an offset per block). */
+        final boolean biased;
+        /** Bytes of one group: the words, the scales, the biases if any. */
+        final int groupBytes;
+
+        Format(boolean biased) {
+            this.biased = biased;
+            this.groupBytes = WORD_BYTES + (biased ? 8 : 4) * G;
+        }
+    }
+
+    final Format format;
+    final int rows;
+    final int cols;
+    /** Full-width groups per row, and whether a half-width group follows them. */
+    final int groups;
+    final boolean half;
+    final long rowBytes;
+    private final boolean biased;
+    private final int groupBytes;
+    final MemorySegment packed;
+
+    private Q4Lanes(Format format, int rows, int cols, MemorySegment packed) {
+        this.format = format;
+        this.rows = rows;
+        this.cols = cols;
+        this.groups = fullGroups(cols);
+        this.half = halfGroup(cols);
+        this.biased = format.biased;
+        this.groupBytes = format.groupBytes;
+        this.rowBytes = rowBytes(format, cols);
+        this.packed = packed;
+    }
+
+    /** Full-width groups of a {@code cols}-wide row (the last one padded if more than H blocks remain for it). */
+    static int fullGroups(int cols) {
+        int blocks = cols / BLOCK;
+        return blocks % G > H ? blocks / G + 1 : blocks / G;
+    }
+
+    /** Whether a {@code cols}-wide row ends with a half-width group (1 .. H blocks left after the full ones). */
+    static boolean halfGroup(int cols) {
+        int rem = cols / BLOCK % G;
+        return rem > 0 && rem <= H;
+    }
+
+    /** Block slots of a row, padding included. */
+    static int slots(int cols) {
+        return fullGroups(cols) * G + (halfGroup(cols) ? H : 0);
+    }
+
+    /** Lanes of the group that holds block {@code b} of a {@code cols}-wide row. */
+    private static int width(int b, int cols) {
+        return b / G < fullGroups(cols) ? G : H;
+    }
+
+    static long rowBytes(Format format, int cols) {
+        return (long) fullGroups(cols) * format.groupBytes + (halfGroup(cols) ? format.groupBytes / 2 : 0);
+    }
+
+    /** Bytes the copy of a {@code rows x cols} matrix takes. */
+    static long byteSize(Format format, long rows, int cols) {
+        return rows * rowBytes(format, cols);
+    }
+
+    /**
+     * Repacks rows {@code [r0, r1)} of the Q4_0 matrix {@code src} (18-byte blocks) into {@code dst}, laid out
+     * for {@code rows x cols}.
+     */
+    static void repackQ4_0(MemorySegment src, int cols, MemorySegment dst, int r0, int r1) {
+        int blocks = cols / BLOCK;
+        int groupBytes = Format.Q4_0.groupBytes;
+        long srcRow = (long) blocks * Q4_0Matrix.BLOCK_BYTES;
+        long dstRow = rowBytes(Format.Q4_0, cols);
+        for (int r = r0; r < r1; r++) {
+            for (int b = 0; b < blocks; b++) {
+                long o = r * srcRow + (long) b * Q4_0Matrix.BLOCK_BYTES;
+                long g = r * dstRow + (long) (b / G) * groupBytes;
+                int j = b % G;
+                int w = width(b, cols);
+                dst.set(FLOAT, g + 16L * w + 4L * j, Simd.fp16(src, o));
+                for (int k = 0; k < 4; k++) {
+                    // bytes 4k .. 4k+3 hold elements 4k .. 4k+3 in their low nibbles, 16+4k .. 16+4k+3 in their high ones
+                    int u = src.get(U32, o + 2 + 4 * k);
+                    dst.set(SHORT, g + 2L * (k * w + j), nibbles(u));
+                    dst.set(SHORT, g + 2L * ((k + 4) * w + j), nibbles(u >>> 4));
+                }
+            }
+        }
+    }
+
+    /**
+     * Repacks rows {@code [r0, r1)} of the Q4_K matrix {@code src} (144-byte super-blocks of 8 sub-blocks) into
+     * {@code dst}: sub-block {@code 2h + n} is the low ({@code n = 0}) or high nibbles of bytes {@code 32h ..
+     * 32h + 31}; its scale {@code d * sc} and bias {@code 8 * d * sc - dmin * m} as floats.
+     */
+    static void repackQ4_K(MemorySegment src, int cols, MemorySegment dst, int r0, int r1) {
+        int superBlocks = cols / Q4_KMatrix.BLOCK;
+        int groupBytes = Format.Q4_K.groupBytes;
+        long srcRow = (long) superBlocks * Q4_KMatrix.BLOCK_BYTES;
+        long dstRow = rowBytes(Format.Q4_K, cols);
+        for (int r = r0; r < r1; r++) {
+            for (int sb = 0; sb < superBlocks; sb++) {
+                long o = r * srcRow + (long) sb * Q4_KMatrix.BLOCK_BYTES;
+                float d = Simd.fp16(src, o);
+                float dmin = Simd.fp16(src, o + 2);
+                long sc = KScales.scales(Simd.u64(src, o + 4), Simd.u32(src, o + 12));
+                long mn = KScales.mins(Simd.u64(src, o + 4), Simd.u32(src, o + 12));
+                for (int t = 0; t < 8; t++) {
+                    int b = 8 * sb + t;
+                    long g = r * dstRow + (long) (b / G) * groupBytes;
+                    int j = b % G;
+                    int w = width(b, cols);
+                    float a = d * KScales.at(sc, t);
+                    dst.set(FLOAT, g + 16L * w + 4L * j, a);
+                    dst.set(FLOAT, g + 20L * w + 4L * j, 8 * a - dmin * KScales.at(mn, t));
+                    for (int k = 0; k < 8; k++) {
+                        int u = src.get(U32, o + 16 + 32 * (t / 2) + 4 * k);
+                        dst.set(SHORT, g + 2L * (k * w + j), nibbles(t % 2 == 0 ? u : u >>> 4));
+                    }
+                }
+            }
+        }
+    }
+
+    /** The low nibbles of the four bytes of {@code u}, byte i's in bits {@code 4i .. 4i+3}. */
+    private static short nibbles(int u) {
+        return (short) ((u & 0xF) | (u >>> 4 & 0xF0) | (u >>> 8 & 0xF00) | (u >>> 12 & 0xF000));
+    }
+
+    /**
+     * A copy of the {@code rows x cols} matrix {@code src} of {@code format} in an arena freed with the returned
+     * object, made on {@code pool}'s threads (or this one if null).
+     */
+    static Q4Lanes of(Format format, MemorySegment src, int rows, int cols, Parallel pool) {
+        long size = Math.max(1, byteSize(format, rows, cols));
+        Arena arena = Arena.ofAuto();
+        // in huge pages as the model's weights are (0.8B int4 decode in 4 KiB pages: see docs/lab/integer-decode.md)
+        MemorySegment copy = ModelMemory.workingCopy(size, arena);
+        Parallel.RangeTask repack = format == Format.Q4_0
+                ? (r0, r1) -> repackQ4_0(src, cols, copy, r0, r1)
+                : (r0, r1) -> repackQ4_K(src, cols, copy, r0, r1);
+        if (pool == null) {
+            repack.run(0, rows);
+        } else {
+            pool.forRange(rows, 1, (long) rows * cols, repack);
+        }
+        return new Q4Lanes(format, rows, cols, copy);
+    }
+
+    /**
+     * One token's activation rounded to int8 per block of 32 as ggml rounds it for its Q8_0 dot products
+     * ({@code d = amax / 127}, values rounded to nearest with ties to even, {@code d} kept at fp16 precision):
+     * {@code x[g * 32 * G + k * W + j]} is element k of block {@code g * G + j} (W: the group's lanes), {@code d[b]} the block's scale and
+     * {@code bias[b]} its {@code -8 * sum(xq)} (the offset 8's share, exact in 16 bits), {@code sums[b]} its
+     * {@code d * sum(xq)} (what a block's bias multiplies).
+     */
+    record Input(short[] x, float[] d, short[] bias, float[] sums) {
+        static Input allocate(int cols) {
+            int slots = slots(cols);
+            return new Input(new short[slots * BLOCK], new float[slots], new short[slots], new float[slots]);
+        }
+
+        /** Whether this holds the rounded form of a {@code cols}-wide activation. */
+        boolean fits(int cols) {
+            return d.length >= slots(cols);
+        }
+
+        /** Rounds {@code src[off .. off+cols)} into this (sized for {@code cols}); returns this. */
+        Input round(float[] src, int off, int cols) {
+            int blocks = cols / BLOCK;
+            for (int b = 0; b < blocks; b++) {
+                int s = off + b * BLOCK;
+                float amax = 0f;
+                for (int k = 0; k < BLOCK; k++) {
+                    amax = Math.max(amax, Math.abs(src[s + k]));
+                }
+                float dd = amax / 127f;
+                float id = dd != 0f ? 1f / dd : 0f;
+                d[b] = Float.float16ToFloat(Float.floatToFloat16(dd));
+                int base = (b / G) * BLOCK * G + b % G;
+                int w = width(b, cols);
+                int sum = 0;
+                for (int k = 0; k < BLOCK; k++) {
+                    // round to nearest, ties to even: add and remove 1.5 * 2^23 (as the prefill rounding)
+                    int q = (int) (src[s + k] * id + ROUNDER - ROUNDER);
+                    x[base + k * w] = (short) q;
+                    sum += q;
+                }
+                bias[b] = (short) (-8 * sum);
+                sums[b] = d[b] * sum;
+            }
+            // the padding blocks of the last group: zero (the weights' padding has scale 0 as well)
+            for (int b = blocks; b < slots(cols); b++) {
+                int base = (b / G) * BLOCK * G + b % G;
+                int w = width(b, cols);
+                for (int k = 0; k < BLOCK; k++) {
+                    x[base + k * w] = 0;
+                }
+            }
+            java.util.Arrays.fill(d, blocks, d.length, 0f);
+            java.util.Arrays.fill(bias, blocks, bias.length, (short) 0);
+            java.util.Arrays.fill(sums, blocks, sums.length, 0f);
+            return this;
+        }
+    }
+
+    /** Row {@code row} times the rounded activation {@code in}. */
+    float dot(int row, Input in) {
+        short[] x = in.x;
+        float[] xd = in.d;
+        short[] bias = in.bias;
+        float[] xs = in.sums;
+        MemorySegment m = packed;
+        long o = row * rowBytes;
+        FloatVector acc = FloatVector.zero(F);
+        for (int g = 0; g < groups; g++, o += groupBytes) {
+            int xo = g * BLOCK * G;
+            ShortVector s = ShortVector.fromArray(S, bias, g * G);
+            for (int k = 0; k < 8; k++) {
+                ShortVector w = ShortVector.fromMemorySegment(S, m, o + 2L * k * G, LE);
+                int e = xo + 4 * k * G;
+                s = s.add(w.and((short) 0x0F).mul(ShortVector.fromArray(S, x, e)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 4).and((short) 0x0F).mul(ShortVector.fromArray(S, x, e + G)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 8).and((short) 0x0F).mul(ShortVector.fromArray(S, x, e + 2 * G)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 12).mul(ShortVector.fromArray(S, x, e + 3 * G)));
+            }
+            for (int p = 0; p < PARTS; p++) {
+                FloatVector f = (FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I, p))
+                        .convert(VectorOperators.I2F, 0);
+                FloatVector a = FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * p * L, LE);
+                acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
+                if (biased) {
+                    FloatVector b = FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * (G + p * L), LE);
+                    acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
+                }
+            }
+        }
+        if (half) {
+            // the same with H lanes (the written-out copy keeps the vectors unboxed)
+            int g = groups;
+            int xo = g * BLOCK * G;
+            ShortVector s = ShortVector.fromArray(SH, bias, g * G);
+            for (int k = 0; k < 8; k++) {
+                ShortVector w = ShortVector.fromMemorySegment(SH, m, o + 2L * k * H, LE);
+                int e = xo + 4 * k * H;
+                s = s.add(w.and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 4).and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e + H)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 8).and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e + 2 * H)));
+                s = s.add(w.lanewise(VectorOperators.LSHR, 12).mul(ShortVector.fromArray(SH, x, e + 3 * H)));
+            }
+            for (int p = 0; p < PARTS_H; p++) {
+                FloatVector f = (FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I, p))
+                        .convert(VectorOperators.I2F, 0);
+                FloatVector a = FloatVector.fromMemorySegment(F, m, o + 16L * H + 4L * p * L, LE);
+                acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
+                if (biased) {
+                    FloatVector b = FloatVector.fromMemorySegment(F, m, o + 20L * H + 4L * p * L, LE);
+                    acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
+                }
+            }
+        }
+        return Simd.sum(acc);
+    }
+
+    /** Per thread: the rounded activations of the current decode products, one per token. */
+    private static final ThreadLocal<Input[]> ROUNDED = ThreadLocal.withInitial(() -> new Input[0]);
+
+    /** Per thread, {@code n} rounded-activation holders fit for {@code cols}-wide rows. */
+    private static Input[] rounded(int n, int cols) {
+        Input[] a = ROUNDED.get();
+        if (a.length < n) {
+            a = java.util.Arrays.copyOf(a, n);
+            ROUNDED.set(a);
+        }
+        for (int t = 0; t < n; t++) {
+            if (a[t] == null || !a[t].fits(cols)) {
+                a[t] = Input.allocate(cols);
+            }
+        }
+        return a;
+    }
+
+    /**
+     * A matrix's decode on its copy, the copy made on the first product that needs it: one-token and
+     * independent-token products through one kernel, each token rounded once per product.
+     */
+    static final class Decode {
+        private final Format format;
+        private final MemorySegment src;
+        private final int rows;
+        private final int cols;
+        private volatile Q4Lanes lanes;
+
+        Decode(Format format, MemorySegment src, int rows, int cols) {
+            this.format = format;
+            this.src = src;
+            this.rows = rows;
+            this.cols = cols;
+        }
+
+        /** The copy, made now (on {@code pool}'s threads, or this one if null) if not yet. */
+        Q4Lanes lanes(Parallel pool) {
+            Q4Lanes l = lanes;
+            if (l == null) {
+                synchronized (this) {
+                    l = lanes;
+                    if (l == null) {
+                        // inside a fused section the pool would only record the repack and run it beside the products
+                        // that read the copy: then repack here
+                        lanes = l = of(format, src, rows, cols, pool != null && pool.fusing() ? null : pool);
+                    }
+                }
+            }
+            return l;
+        }
+
+        /** Bytes of the copy once made (0 before). */
+        long copyBytes() {
+            return lanes == null ? 0 : byteSize(format, rows, cols);
+        }
+
+        /** {@code out[t * outStride + outOff + r]} = row r times token t of {@code in}, for every token. */
+        void multiply(Parallel pool, dev.edgelm.tensor.Activations in, float[] out, int outStride, int outOff) {
+            Q4Lanes l = lanes(pool);
+            int n = in.tokens();
+            float[] x = in.x();
+            // inside a fused section (Parallel#fused) the product runs after other products have rounded their inputs:
+            // then inputs of its own, not the thread's
+            Input[] xs = pool.fusing() ? new Input[n] : rounded(n, cols).clone();
+            for (int t = 0; t < n; t++) {
+                if (xs[t] == null) {
+                    xs[t] = Input.allocate(cols);
+                }
+                xs[t].round(x, t * cols, cols);
+            }
+            pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+                for (int r = start; r < end; r++) {
+                    for (int t = 0; t < n; t++) {
+                        out[t * outStride + outOff + r] = l.dot(r, xs[t]);
+                    }
+                }
+            });
+        }
+
+        /** Row {@code row} times {@code x[xOff .. xOff+cols)}, as {@link #multiply} computes it. */
+        float dotRow(int row, float[] x, int xOff) {
+            return lanes(null).dot(row, rounded(1, cols)[0].round(x, xOff, cols));
+        }
+    }
+}
