@@ -42,7 +42,7 @@ final class Simd {
     static final boolean K8 = L == 8 && Boolean.parseBoolean(System.getProperty("edgelm.kernels8", "true"));
 
     // lane i to lane i ^ k: the steps of sum's fixed reduction tree (the written-out 16-lane kernels take the same
-    // steps in their own code, see Q6_KMatrix.dot16)
+    // steps in their own code, e.g. Q4_KMatrix.dot16)
     static final VectorShuffle<Float> SWAP8 = L >= 16 ? VectorShuffle.fromOp(F, i -> i ^ 8) : null;
     static final VectorShuffle<Float> SWAP4 = L >= 8 ? VectorShuffle.fromOp(F, i -> i ^ 4) : null;
     static final VectorShuffle<Float> SWAP2 = L >= 4 ? VectorShuffle.fromOp(F, i -> i ^ 2) : null;
