@@ -105,7 +105,7 @@ class Q6_KLanesTest {
     void kernelMatchesTheDefinitionWithInt8Activations() {
         assumeTrue(Simd.L >= 8, "the kernel's shapes are 256 and 512 bits");
         Random r = new Random(61);
-        int rows = 13;
+        int rows = 131; // rows * cols >= Parallel.MIN_PARALLEL_COST: two threads really split the repack
         for (int blocks : new int[] {1, 2, 3, 4, 7}) {
             int cols = 256 * blocks;
             for (boolean extreme : new boolean[] {false, true}) {
@@ -164,14 +164,13 @@ class Q6_KLanesTest {
 
     @Test
     void matrixProductsAreOneKernelAndStayNearTheFloatProduct() {
-        if (!Q6_KMatrix.INT8) {
-            return; // 8 lanes: the float kernels (KQuantDecodeKernelTest)
-        }
+        assumeTrue(Q6_KMatrix.INT8, "8 lanes: the float kernels (KQuantDecodeKernelTest)");
         Random r = new Random(17);
-        int rows = 29;
+        int rows = 131; // rows * cols >= Parallel.MIN_PARALLEL_COST: two threads really split the products
         for (int blocks : new int[] {1, 3, 4}) {
             int cols = 256 * blocks;
             Built w = build(rows, cols, r, false);
+            assertTrue((long) rows * cols >= Parallel.MIN_PARALLEL_COST, "the products would run inline");
             Q6_KMatrix m = new Q6_KMatrix(Blocks.segment(w.bytes()), rows, cols);
             for (int threads : new int[] {1, 2}) {
                 try (Parallel pool = new Parallel(threads)) {
