@@ -22,7 +22,8 @@ import jdk.incubator.vector.VectorSpecies;
  * of {@link #G} consecutive blocks of 32 (Q4_K: sub-blocks) of a row is 8 vectors of G 16-bit words, word
  * {@code k'} of lane j holding the nibbles of elements {@code 4k' .. 4k'+3} of block j (element {@code 4k'+i} in
  * bits {@code 4i .. 4i+3}), then the G block scales {@code a} as floats (Q4_0: {@code d}; Q4_K: {@code d * sc}) and,
- * for Q4_K only, G biases {@code b = 8 * d * sc - dmin * m}. The activation is rounded to int8 per block of 32 by ggml's Q8_0 rule
+ * for Q4_K only, G offsets {@code c = dmin * m} (the kernel forms the bias {@code b = 8 * a - c}; kept as c so that
+ * the file's values can be decoded from the copy bit for bit). The activation is rounded to int8 per block of 32 by ggml's Q8_0 rule
  * ({@link Input}) and laid out the same way, one G-lane vector per element index. Per group the kernel then
  * multiplies and adds 32 element vectors in 16-bit lanes: each lane ends with block j's exact
  * {@code sum((q - 8) * xq)} (the sums of {@code q * xq} wrap modulo 2^16, but the lane starts at
@@ -157,7 +158,7 @@ final class Q4Lanes {
     /**
      * Repacks rows {@code [r0, r1)} of the Q4_K matrix {@code src} (144-byte super-blocks of 8 sub-blocks) into
      * {@code dst}: sub-block {@code 2h + n} is the low ({@code n = 0}) or high nibbles of bytes {@code 32h ..
-     * 32h + 31}; its scale {@code d * sc} and bias {@code 8 * d * sc - dmin * m} as floats.
+     * 32h + 31}; its scale {@code d * sc} and offset {@code dmin * m} as floats.
      */
     static void repackQ4_K(MemorySegment src, int cols, MemorySegment dst, int r0, int r1) {
         int superBlocks = cols / Q4_KMatrix.BLOCK;
@@ -178,7 +179,7 @@ final class Q4Lanes {
                     int w = width(b, cols);
                     float a = d * KScales.at(sc, t);
                     dst.set(FLOAT, g + 16L * w + 4L * j, a);
-                    dst.set(FLOAT, g + 20L * w + 4L * j, 8 * a - dmin * KScales.at(mn, t));
+                    dst.set(FLOAT, g + 20L * w + 4L * j, dmin * KScales.at(mn, t));
                     for (int k = 0; k < 8; k++) {
                         int u = src.get(U32, o + 16 + 32 * (t / 2) + 4 * k);
                         dst.set(SHORT, g + 2L * (k * w + j), nibbles(t % 2 == 0 ? u : u >>> 4));
@@ -296,7 +297,7 @@ final class Q4Lanes {
                 FloatVector a = FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * p * L, LE);
                 acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
                 if (biased) {
-                    FloatVector b = FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * (G + p * L), LE);
+                    FloatVector b = a.mul(8f).sub(FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * (G + p * L), LE));
                     acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
                 }
             }
@@ -320,12 +321,73 @@ final class Q4Lanes {
                 FloatVector a = FloatVector.fromMemorySegment(F, m, o + 16L * H + 4L * p * L, LE);
                 acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
                 if (biased) {
-                    FloatVector b = FloatVector.fromMemorySegment(F, m, o + 20L * H + 4L * p * L, LE);
+                    FloatVector b = a.mul(8f).sub(FloatVector.fromMemorySegment(F, m, o + 20L * H + 4L * p * L, LE));
                     acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
                 }
             }
         }
         return Simd.sum(acc);
+    }
+
+    /**
+     * Row {@code row}'s values from the copy into {@code dst[off .. off+cols)}, bit for bit what the file's decoder
+     * gives: Q4_0 {@code (q - 8) * d}, Q4_K {@code q * (d * sc) - dmin * m} (the same float operations).
+     */
+    void decodeRow(int row, float[] dst, int off) {
+        int blocks = cols / BLOCK;
+        long base = row * rowBytes;
+        for (int b = 0; b < blocks; b++) {
+            int w = width(b, cols);
+            long g = base + (long) (b / G) * groupBytes;
+            int j = b % G;
+            float a = packed.get(FLOAT, g + 16L * w + 4L * j);
+            int e = off + b * BLOCK;
+            if (biased) {
+                float c = packed.get(FLOAT, g + 20L * w + 4L * j);
+                for (int k = 0; k < 8; k++) {
+                    int u = packed.get(SHORT, g + 2L * (k * w + j));
+                    dst[e + 4 * k] = (u & 0xF) * a - c;
+                    dst[e + 4 * k + 1] = (u >>> 4 & 0xF) * a - c;
+                    dst[e + 4 * k + 2] = (u >>> 8 & 0xF) * a - c;
+                    dst[e + 4 * k + 3] = (u >>> 12 & 0xF) * a - c;
+                }
+            } else {
+                for (int k = 0; k < 8; k++) {
+                    int u = packed.get(SHORT, g + 2L * (k * w + j));
+                    dst[e + 4 * k] = ((u & 0xF) - 8) * a;
+                    dst[e + 4 * k + 1] = ((u >>> 4 & 0xF) - 8) * a;
+                    dst[e + 4 * k + 2] = ((u >>> 8 & 0xF) - 8) * a;
+                    dst[e + 4 * k + 3] = ((u >>> 12 & 0xF) - 8) * a;
+                }
+            }
+        }
+    }
+
+    /**
+     * {@link Int8Gemm.Int8Rows#decodeInts} from the copy, bit for bit the file's: {@code q - 8} per element, per block of
+     * 32 the scale {@code a} and (Q4_K only) the bias {@code 8 * a - dmin * m}.
+     */
+    void decodeInts(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
+        int blocks = cols / BLOCK;
+        long base = row * rowBytes;
+        for (int b = 0; b < blocks; b++) {
+            int w = width(b, cols);
+            long g = base + (long) (b / G) * groupBytes;
+            int j = b % G;
+            float a = packed.get(FLOAT, g + 16L * w + 4L * j);
+            scale[sOff + b] = a;
+            if (biased) {
+                bias[sOff + b] = 8 * a - packed.get(FLOAT, g + 20L * w + 4L * j);
+            }
+            int e = off + b * BLOCK;
+            for (int k = 0; k < 8; k++) {
+                int u = packed.get(SHORT, g + 2L * (k * w + j));
+                q[e + 4 * k] = (short) ((u & 0xF) - 8);
+                q[e + 4 * k + 1] = (short) ((u >>> 4 & 0xF) - 8);
+                q[e + 4 * k + 2] = (short) ((u >>> 8 & 0xF) - 8);
+                q[e + 4 * k + 3] = (short) ((u >>> 12 & 0xF) - 8);
+            }
+        }
     }
 
     /** Per thread: the rounded activations of the current decode products, one per token. */
@@ -347,8 +409,11 @@ final class Q4Lanes {
     }
 
     /**
-     * A matrix's decode on its copy, the copy made on the first product that needs it: one-token and
-     * independent-token products through one kernel, each token rounded once per product.
+     * A matrix's decode on its copy, the copy made on the first product of the matrix (of any number of tokens): one-token
+     * and independent-token products through one kernel, each token rounded once per product; once the copy exists the
+     * matrix's other readers (prefill's decoders, embedding lookups) read it too. Where the file's bytes belong to a
+     * loaded model ({@link #releaseFileAfterCopy}), the copy then releases their pages ({@link ModelMemory#release}): a
+     * reader of the file that started before takes the read lock of {@link #file}, the release its write lock.
      */
     static final class Decode {
         private final Format format;
@@ -356,6 +421,10 @@ final class Q4Lanes {
         private final int rows;
         private final int cols;
         private volatile Q4Lanes lanes;
+        private volatile boolean releaseFile;
+        private final java.util.concurrent.locks.ReentrantReadWriteLock file = new java.util.concurrent.locks.ReentrantReadWriteLock();
+        /** Bytes of the file given back once the copy was made. */
+        private volatile long released;
 
         Decode(Format format, MemorySegment src, int rows, int cols) {
             this.format = format;
@@ -374,10 +443,62 @@ final class Q4Lanes {
                         // inside a fused section the pool would only record the repack and run it beside the products
                         // that read the copy: then repack here
                         lanes = l = of(format, src, rows, cols, pool != null && pool.fusing() ? null : pool);
+                        if (releaseFile) {
+                            // readers now take the copy; wait for those still reading the file
+                            file.writeLock().lock();
+                            try {
+                                released = ModelMemory.release(src);
+                            } finally {
+                                file.writeLock().unlock();
+                            }
+                        }
                     }
                 }
             }
             return l;
+        }
+
+        /**
+         * Marks the source bytes as a loaded model's, read by nobody but this matrix: once the copy is made their pages
+         * are released. Not for bytes that something else reads (a test's buffer, a converter's input).
+         */
+        void releaseFileAfterCopy() {
+            releaseFile = true;
+        }
+
+        /** Bytes of the file released after the copy (0 before, or where not asked). */
+        long releasedBytes() {
+            return released;
+        }
+
+        /** The copy if made, else null. */
+        Q4Lanes copy() {
+            return lanes;
+        }
+
+        /**
+         * Runs {@code fileRead} (a read of the source bytes), unless the copy exists; returns the copy then (the caller
+         * reads it instead), else null after the read. With the file to be released, the read holds the read lock.
+         */
+        Q4Lanes readFile(Runnable fileRead) {
+            Q4Lanes l = lanes;
+            if (l != null) {
+                return l;
+            }
+            if (!releaseFile) {
+                fileRead.run();
+                return null;
+            }
+            file.readLock().lock();
+            try {
+                l = lanes;
+                if (l == null) {
+                    fileRead.run();
+                }
+                return l;
+            } finally {
+                file.readLock().unlock();
+            }
         }
 
         /** Bytes of the copy once made (0 before). */

@@ -109,6 +109,30 @@ final class Q6_KLanes {
         }
     }
 
+    /**
+     * Row {@code row} of the copy {@code w} (rows of {@code blocks} super-blocks) as floats into {@code dst[off ..]}:
+     * {@code (q - 32) * (d * sc)}, the file decoder's operations, so the same bits.
+     */
+    static void decodeRow(MemorySegment w, int blocks, int row, float[] dst, int off) {
+        long base = row * rowBytes(blocks);
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) (b / 2) * PAIR_BYTES;
+            boolean tail = b >= 2 * (blocks / 2);
+            int width = tail ? 16 : 32;
+            int first = tail ? 0 : 16 * (b & 1);
+            long scales = at + 16L * width;
+            float d = w.get(FLOAT, scales + width + 4L * (first / 16));
+            int e = off + b * Q6_KMatrix.BLOCK;
+            for (int g = 0; g < 16; g++) {
+                float ds = d * w.get(ValueLayout.JAVA_BYTE, scales + first + g);
+                long q = at + first + g;
+                for (int k = 0; k < 16; k++) {
+                    dst[e + 16 * g + k] = w.get(ValueLayout.JAVA_BYTE, q + (long) width * k) * ds;
+                }
+            }
+        }
+    }
+
     /** The 256 values {@code q - 32} of the file's super-block at {@code in[o ..]}, in order. */
     static void values(byte[] in, int o, byte[] q) {
         for (int v = 0; v < 256; v++) {
