@@ -177,11 +177,20 @@ public final class ModelMemory {
      * bytes) are kept. Returns the bytes released (0 off Linux, for heap segments, or if the call failed).
      */
     public static long release(MemorySegment bytes) {
+        return release(bytes, 0, bytes.byteSize());
+    }
+
+    /**
+     * As {@link #release(MemorySegment)} for the whole pages of {@code bytes} that lie in its range {@code [from, to)}:
+     * a caller releasing a tensor piece by piece passes the previous call's {@code to} rounded down to a page boundary
+     * of the address ({@link #pageStart}) as the next {@code from}, so that no page between two pieces is left.
+     */
+    public static long release(MemorySegment bytes, long from, long to) {
         if (!Native.AVAILABLE || !bytes.isNative()) {
             return 0;
         }
-        long start = (bytes.address() + PAGE - 1) & -PAGE;
-        long end = (bytes.address() + bytes.byteSize()) & -PAGE;
+        long start = Math.max((bytes.address() + from + PAGE - 1) & -PAGE, (bytes.address() + PAGE - 1) & -PAGE);
+        long end = Math.min((bytes.address() + to) & -PAGE, (bytes.address() + bytes.byteSize()) & -PAGE);
         if (end <= start) {
             return 0;
         }
@@ -191,6 +200,11 @@ public final class ModelMemory {
         } catch (Throwable t) {
             return 0; // the pages stay: only memory is lost
         }
+    }
+
+    /** The offset in {@code bytes} of the page boundary at or below offset {@code at} (the next piece's start). */
+    public static long pageStart(MemorySegment bytes, long at) {
+        return ((bytes.address() + at) & -PAGE) - bytes.address();
     }
 
     private static long roundUp(long size) {

@@ -199,6 +199,18 @@ final class Q4Lanes {
      * object, made on {@code pool}'s threads (or this one if null).
      */
     static Q4Lanes of(Format format, MemorySegment src, int rows, int cols, Parallel pool) {
+        return of(format, src, rows, cols, pool, null);
+    }
+
+    /** Source bytes repacked between two releases: the most the file and the copy hold of one tensor at once. */
+    static final long SLAB = 16L << 20;
+
+    /**
+     * As {@link #of(Format, MemorySegment, int, int, Parallel)}, in slabs of {@link #SLAB} source bytes; with
+     * {@code released} non-null, each slab's file pages are given back once repacked ({@link ModelMemory#release})
+     * and the bytes released added to {@code released[0]}: the caller guarantees that nothing reads {@code src} then.
+     */
+    static Q4Lanes of(Format format, MemorySegment src, int rows, int cols, Parallel pool, long[] released) {
         long size = Math.max(1, byteSize(format, rows, cols));
         Arena arena = Arena.ofAuto();
         // in huge pages as the model's weights are (0.8B int4 decode in 4 KiB pages: see docs/lab/integer-decode.md)
@@ -206,10 +218,22 @@ final class Q4Lanes {
         Parallel.RangeTask repack = format == Format.Q4_0
                 ? (r0, r1) -> repackQ4_0(src, cols, copy, r0, r1)
                 : (r0, r1) -> repackQ4_K(src, cols, copy, r0, r1);
-        if (pool == null) {
-            repack.run(0, rows);
-        } else {
-            pool.forRange(rows, 1, (long) rows * cols, repack);
+        long srcRow = src.byteSize() / Math.max(1, rows);
+        int slabRows = (int) Math.max(1, Math.min(rows, SLAB / Math.max(1, srcRow)));
+        long from = 0;
+        for (int r0 = 0; r0 < rows; r0 += slabRows) {
+            int r1 = Math.min(rows, r0 + slabRows);
+            if (pool == null) {
+                repack.run(r0, r1);
+            } else {
+                int base = r0;
+                pool.forRange(r1 - r0, 1, (long) (r1 - r0) * cols, (a, b) -> repack.run(base + a, base + b));
+            }
+            if (released != null) {
+                long to = r1 == rows ? src.byteSize() : r1 * srcRow;
+                released[0] += ModelMemory.release(src, from, to);
+                from = ModelMemory.pageStart(src, to);
+            }
         }
         return new Q4Lanes(format, rows, cols, copy);
     }
@@ -442,15 +466,19 @@ final class Q4Lanes {
                     if (l == null) {
                         // inside a fused section the pool would only record the repack and run it beside the products
                         // that read the copy: then repack here
-                        lanes = l = of(format, src, rows, cols, pool != null && pool.fusing() ? null : pool);
+                        Parallel on = pool != null && pool.fusing() ? null : pool;
                         if (releaseFile) {
-                            // readers now take the copy; wait for those still reading the file
+                            // the file's pages go slab by slab as they are copied: readers of the file wait (once)
                             file.writeLock().lock();
                             try {
-                                released = ModelMemory.release(src);
+                                long[] freed = new long[1];
+                                lanes = l = of(format, src, rows, cols, on, freed);
+                                released = freed[0];
                             } finally {
                                 file.writeLock().unlock();
                             }
+                        } else {
+                            lanes = l = of(format, src, rows, cols, on);
                         }
                     }
                 }

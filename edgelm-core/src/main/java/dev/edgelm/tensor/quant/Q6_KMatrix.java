@@ -8,7 +8,6 @@ import static dev.edgelm.tensor.quant.Simd.K8;
 import static dev.edgelm.tensor.quant.Simd.L;
 import static dev.edgelm.tensor.quant.Simd.P;
 
-import dev.edgelm.format.ModelMemory;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
@@ -69,16 +68,20 @@ public final class Q6_KMatrix extends QuantizedMatrix implements WorkingCopy {
             synchronized (this) {
                 w = lanes;
                 if (w == null) {
-                    w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool);
-                    lanes = w;
                     if (releaseFile) {
-                        // readers now take the copy; wait for those still reading the file
+                        // the file's pages go slab by slab as they are copied: readers of the file wait (once)
                         file.writeLock().lock();
                         try {
-                            released = ModelMemory.release(data);
+                            long[] freed = new long[1];
+                            w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool, freed);
+                            lanes = w;
+                            released = freed[0];
                         } finally {
                             file.writeLock().unlock();
                         }
+                    } else {
+                        w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool);
+                        lanes = w;
                     }
                 }
             }

@@ -98,7 +98,7 @@ class WorkingCopyTest {
     void q4_0DecodersReadTheCopyAfterTheRelease() {
         assumeTrue(Q4_0Matrix.INT_DECODE);
         Random r = new Random(40);
-        try (Arena arena = Arena.ofConfined(); Parallel pool = new Parallel(2)) {
+        try (Arena arena = Arena.ofShared(); Parallel pool = new Parallel(2)) {
             // 256: one half group; 1600 (50 blocks): full + padded; 3584 (112): the 0.8B's FFN rows
             for (int cols : new int[] {256, 1600, 3584}) {
                 byte[] bytes = randomBlocks(GgmlType.Q4_0, ROWS, cols, r, 0);
@@ -128,7 +128,7 @@ class WorkingCopyTest {
     void q4_KDecodersReadTheCopyAfterTheRelease() {
         assumeTrue(Q4_KMatrix.INT_DECODE);
         Random r = new Random(41);
-        try (Arena arena = Arena.ofConfined(); Parallel pool = new Parallel(2)) {
+        try (Arena arena = Arena.ofShared(); Parallel pool = new Parallel(2)) {
             // 256: 8 sub-blocks (half group); 2560: the 4B's rows (80); 3584 (112)
             for (int cols : new int[] {256, 2560, 3584}) {
                 byte[] bytes = randomBlocks(GgmlType.Q4_K, ROWS, cols, r, 0, 2);
@@ -161,7 +161,7 @@ class WorkingCopyTest {
     void q6_KDecodeRowReadsTheCopyAfterTheRelease() {
         assumeTrue(Q6_KMatrix.INT8);
         Random r = new Random(42);
-        try (Arena arena = Arena.ofConfined(); Parallel pool = new Parallel(2)) {
+        try (Arena arena = Arena.ofShared(); Parallel pool = new Parallel(2)) {
             // 256: one super-block (a tail); 768: a pair and a tail; 1024: two pairs
             for (int cols : new int[] {256, 768, 1024}) {
                 byte[] bytes = randomBlocks(GgmlType.Q6_K, ROWS, cols, r, 208);
@@ -172,6 +172,35 @@ class WorkingCopyTest {
                 m.releaseFileAfterCopy();
                 checkRows(m, twin, cols, r, pool, (row, dst) -> file.decodeRowFile(row, dst, 0));
                 assertReleased(m, src);
+            }
+        }
+    }
+
+    @Test
+    void aTensorOfSeveralSlabsIsReleasedWholeAndDecodesFromTheCopy() {
+        assumeTrue(Q4_0Matrix.INT_DECODE);
+        Random r = new Random(43);
+        int cols = 3584;
+        // 18 MiB of Q4_0: two slabs, the boundary inside a page
+        int rows = (int) (Q4Lanes.SLAB / GgmlType.Q4_0.byteSize(cols)) + 700;
+        try (Arena arena = Arena.ofShared(); Parallel pool = new Parallel(2)) {
+            byte[] bytes = randomBlocks(GgmlType.Q4_0, rows, cols, r, 0);
+            MemorySegment src = nativeCopy(bytes, arena);
+            Q4_0Matrix m = new Q4_0Matrix(src, rows, cols);
+            Q4_0Matrix file = new Q4_0Matrix(Blocks.segment(bytes), rows, cols);
+            m.releaseFileAfterCopy();
+            m.matmul(pool, randomFloats(cols, r), 1, new float[rows]);
+            assertEquals(src.byteSize() / 4096 * 4096, m.releasedBytes(), "every whole page of the tensor");
+            for (long o = 0; o + 8 <= src.byteSize() / 4096 * 4096; o += 512) {
+                assertEquals(0L, src.get(ValueLayout.JAVA_LONG_UNALIGNED, o), "byte " + o + " still held");
+            }
+            int boundary = (int) (Q4Lanes.SLAB / GgmlType.Q4_0.byteSize(cols));
+            for (int row : new int[] {0, boundary - 1, boundary, rows - 1}) {
+                float[] fromCopy = new float[cols];
+                float[] fromFile = new float[cols];
+                m.decodeRow(row, fromCopy, 0);
+                file.decodeRowFile(row, fromFile, 0);
+                assertSameBits(fromFile, fromCopy, "row " + row);
             }
         }
     }
