@@ -355,33 +355,33 @@ final class Q4Lanes {
 
     /**
      * Row {@code row}'s values from the copy into {@code dst[off .. off+cols)}, bit for bit what the file's decoder
-     * gives: Q4_0 {@code (q - 8) * d}, Q4_K {@code q * (d * sc) - dmin * m} (the same float operations).
+     * gives: Q4_0 {@code (q - 8) * d}, Q4_K {@code q * (d * sc) - dmin * m} (the same float operations). Group by
+     * group, word-major as the copy lies (sequential reads, each block's 32 values written 4 at a time).
      */
     void decodeRow(int row, float[] dst, int off) {
         int blocks = cols / BLOCK;
-        long base = row * rowBytes;
-        for (int b = 0; b < blocks; b++) {
-            int w = width(b, cols);
-            long g = base + (long) (b / G) * groupBytes;
-            int j = b % G;
-            float a = packed.get(FLOAT, g + 16L * w + 4L * j);
-            int e = off + b * BLOCK;
-            if (biased) {
-                float c = packed.get(FLOAT, g + 20L * w + 4L * j);
+        long g = row * rowBytes;
+        for (int b0 = 0; b0 < blocks; b0 += G, g += groupBytes) {
+            int w = b0 / G < groups ? G : H;
+            int n = Math.min(w, blocks - b0);
+            for (int j = 0; j < n; j++) {
+                float a = packed.get(FLOAT, g + 16L * w + 4L * j);
+                float c = biased ? packed.get(FLOAT, g + 20L * w + 4L * j) : 0f;
+                int e = off + (b0 + j) * BLOCK;
                 for (int k = 0; k < 8; k++) {
                     int u = packed.get(SHORT, g + 2L * (k * w + j));
-                    dst[e + 4 * k] = (u & 0xF) * a - c;
-                    dst[e + 4 * k + 1] = (u >>> 4 & 0xF) * a - c;
-                    dst[e + 4 * k + 2] = (u >>> 8 & 0xF) * a - c;
-                    dst[e + 4 * k + 3] = (u >>> 12 & 0xF) * a - c;
-                }
-            } else {
-                for (int k = 0; k < 8; k++) {
-                    int u = packed.get(SHORT, g + 2L * (k * w + j));
-                    dst[e + 4 * k] = ((u & 0xF) - 8) * a;
-                    dst[e + 4 * k + 1] = ((u >>> 4 & 0xF) - 8) * a;
-                    dst[e + 4 * k + 2] = ((u >>> 8 & 0xF) - 8) * a;
-                    dst[e + 4 * k + 3] = ((u >>> 12 & 0xF) - 8) * a;
+                    int x = e + 4 * k;
+                    if (biased) {
+                        dst[x] = (u & 0xF) * a - c;
+                        dst[x + 1] = (u >>> 4 & 0xF) * a - c;
+                        dst[x + 2] = (u >>> 8 & 0xF) * a - c;
+                        dst[x + 3] = (u >>> 12 & 0xF) * a - c;
+                    } else {
+                        dst[x] = ((u & 0xF) - 8) * a;
+                        dst[x + 1] = ((u >>> 4 & 0xF) - 8) * a;
+                        dst[x + 2] = ((u >>> 8 & 0xF) - 8) * a;
+                        dst[x + 3] = ((u >>> 12 & 0xF) - 8) * a;
+                    }
                 }
             }
         }
@@ -393,23 +393,27 @@ final class Q4Lanes {
      */
     void decodeInts(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
         int blocks = cols / BLOCK;
-        long base = row * rowBytes;
-        for (int b = 0; b < blocks; b++) {
-            int w = width(b, cols);
-            long g = base + (long) (b / G) * groupBytes;
-            int j = b % G;
-            float a = packed.get(FLOAT, g + 16L * w + 4L * j);
-            scale[sOff + b] = a;
-            if (biased) {
-                bias[sOff + b] = 8 * a - packed.get(FLOAT, g + 20L * w + 4L * j);
+        long g = row * rowBytes;
+        for (int b0 = 0; b0 < blocks; b0 += G, g += groupBytes) {
+            int w = b0 / G < groups ? G : H;
+            int n = Math.min(w, blocks - b0);
+            for (int j = 0; j < n; j++) {
+                float a = packed.get(FLOAT, g + 16L * w + 4L * j);
+                scale[sOff + b0 + j] = a;
+                if (biased) {
+                    bias[sOff + b0 + j] = 8 * a - packed.get(FLOAT, g + 20L * w + 4L * j);
+                }
             }
-            int e = off + b * BLOCK;
             for (int k = 0; k < 8; k++) {
-                int u = packed.get(SHORT, g + 2L * (k * w + j));
-                q[e + 4 * k] = (short) ((u & 0xF) - 8);
-                q[e + 4 * k + 1] = (short) ((u >>> 4 & 0xF) - 8);
-                q[e + 4 * k + 2] = (short) ((u >>> 8 & 0xF) - 8);
-                q[e + 4 * k + 3] = (short) ((u >>> 12 & 0xF) - 8);
+                long wk = g + 2L * k * w;
+                for (int j = 0; j < n; j++) {
+                    int u = packed.get(SHORT, wk + 2L * j);
+                    int x = off + (b0 + j) * BLOCK + 4 * k;
+                    q[x] = (short) ((u & 0xF) - 8);
+                    q[x + 1] = (short) ((u >>> 4 & 0xF) - 8);
+                    q[x + 2] = (short) ((u >>> 8 & 0xF) - 8);
+                    q[x + 3] = (short) ((u >>> 12 & 0xF) - 8);
+                }
             }
         }
     }

@@ -63,6 +63,12 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
         return intDecode.releasedBytes();
     }
 
+    @Override
+    public MemorySegment workingStorage() {
+        Q4Lanes l = intDecode.copy();
+        return l != null ? l.packed.asReadOnly() : storage();
+    }
+
     /** From the copy once it exists (the same values: {@link Q4Lanes#decodeRow}), else from the file. */
     @Override
     public void decodeRow(int row, float[] dst, int off) {

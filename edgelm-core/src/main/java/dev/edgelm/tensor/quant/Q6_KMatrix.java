@@ -101,6 +101,12 @@ public final class Q6_KMatrix extends QuantizedMatrix implements WorkingCopy {
         return released;
     }
 
+    @Override
+    public MemorySegment workingStorage() {
+        MemorySegment w = lanes;
+        return w != null ? w.asReadOnly() : storage();
+    }
+
     /** Bytes of the integer kernel's copy, once made (0 before, and without {@link #INT8}). */
     public long laneBytes() {
         MemorySegment w = lanes;

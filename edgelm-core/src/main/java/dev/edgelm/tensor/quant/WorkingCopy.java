@@ -14,4 +14,10 @@ public interface WorkingCopy {
 
     /** Bytes of the source released so far (0 before the copy, or where not asked). */
     long releasedBytes();
+
+    /**
+     * The bytes this matrix's products read: the copy once made, else the source ({@code storage()}). Whoever streams
+     * a matrix's memory (the benchmark's read loop) reads these: the source may have been released.
+     */
+    java.lang.foreign.MemorySegment workingStorage();
 }
