@@ -46,7 +46,7 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
         this.intDecode = new Q4Lanes.Decode(Q4Lanes.Format.Q4_K, data, rows, cols);
     }
 
-    /** Bytes of the repacked copy for integer decode once a decode product has run (0 before, or with it off). */
+    /** Bytes of the repacked copy for integer decode once a product has run (0 before, or with it off). */
     public long repackedBytes() {
         return intDecode.copyBytes();
     }
