@@ -6,6 +6,7 @@ import dev.edgelm.vision.VisionModel;
 import dev.edgelm.model.Qwen35Weights;
 import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.ReadBandwidth;
+import dev.edgelm.tensor.quant.WorkingCopy;
 import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.util.EdgeLmException;
 import java.lang.foreign.MemorySegment;
@@ -152,7 +153,9 @@ public final class Benchmark {
         }
         progress.accept("measuring the memory read bandwidth");
         Qwen35Weights weights = engine.model().weights();
-        List<MemorySegment> storage = weights.matrices().stream().map(WeightMatrix::storage).toList();
+        // the bytes decode reads: a matrix's working copy where it made one (its file bytes may be released)
+        List<MemorySegment> storage = weights.matrices().stream()
+                .map(m -> m instanceof WorkingCopy w ? w.workingStorage() : m.storage()).toList();
         double bandwidth;
         try (Parallel pool = new Parallel(engine.options().threads())) {
             bandwidth = ReadBandwidth.bytesPerSecond(pool, storage, 5);

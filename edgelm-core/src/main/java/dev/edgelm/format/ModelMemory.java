@@ -38,6 +38,8 @@ public final class ModelMemory {
     private static final int MAP_PRIVATE = 2;
     private static final int MAP_ANONYMOUS = 0x20;
     private static final int MADV_HUGEPAGE = 14;
+    private static final int MADV_DONTNEED = 4;
+    private static final long PAGE = 4096;
 
     private ModelMemory() {}
 
@@ -164,6 +166,45 @@ public final class ModelMemory {
             }
         }
         return arena.allocate(size, 64);
+    }
+
+    /**
+     * Gives the memory of the whole 4 KiB pages inside {@code bytes} back to the system ({@code madvise(MADV_DONTNEED)}),
+     * for a tensor whose readers all read a working copy of it from now on: in {@link Mode#HUGE_PAGES} the pages are
+     * freed (a huge page is split, its other parts stay), in {@link Mode#MAPPED} they leave the process (the file
+     * keeps them). The caller guarantees that nothing reads those bytes afterwards: a freed anonymous page reads as
+     * zeros, a dropped mapped one is read again from the file. The partial pages at either end (other tensors'
+     * bytes) are kept. Returns the bytes released (0 off Linux, for heap segments, or if the call failed).
+     */
+    public static long release(MemorySegment bytes) {
+        return release(bytes, 0, bytes.byteSize());
+    }
+
+    /**
+     * As {@link #release(MemorySegment)} for the whole pages of {@code bytes} that lie in its range {@code [from, to)}:
+     * a caller releasing a tensor piece by piece passes the previous call's {@code to} rounded down to a page boundary
+     * of the address ({@link #pageStart}) as the next {@code from}, so that no page between two pieces is left.
+     */
+    public static long release(MemorySegment bytes, long from, long to) {
+        if (!Native.AVAILABLE || !bytes.isNative()) {
+            return 0;
+        }
+        long start = Math.max((bytes.address() + from + PAGE - 1) & -PAGE, (bytes.address() + PAGE - 1) & -PAGE);
+        long end = Math.min((bytes.address() + to) & -PAGE, (bytes.address() + bytes.byteSize()) & -PAGE);
+        if (end <= start) {
+            return 0;
+        }
+        try {
+            int rc = (int) Native.MADVISE.invokeExact(MemorySegment.ofAddress(start), end - start, MADV_DONTNEED);
+            return rc == 0 ? end - start : 0;
+        } catch (Throwable t) {
+            return 0; // the pages stay: only memory is lost
+        }
+    }
+
+    /** The offset in {@code bytes} of the page boundary at or below offset {@code at} (the next piece's start). */
+    public static long pageStart(MemorySegment bytes, long at) {
+        return ((bytes.address() + at) & -PAGE) - bytes.address();
     }
 
     private static long roundUp(long size) {

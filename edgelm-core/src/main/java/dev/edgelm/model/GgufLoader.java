@@ -8,6 +8,7 @@ import dev.edgelm.format.gguf.GgufMetadata;
 import dev.edgelm.format.gguf.GgufTensor;
 import dev.edgelm.format.gguf.GgufTokenizerData;
 import dev.edgelm.tensor.WeightMatrix;
+import dev.edgelm.tensor.quant.WorkingCopy;
 import dev.edgelm.util.EdgeLmException;
 import dev.edgelm.util.Limits;
 import java.nio.file.Path;
@@ -25,8 +26,15 @@ public final class GgufLoader {
     private final GgufFile file;
     private final Qwen35Config c;
     private final String src;
+    /**
+     * Whether the model owns the file (it is read by nobody else): then the matrices that make working copies of their
+     * weights release the file's pages of them once copied ({@link WorkingCopy}). One matrix is built per tensor (the
+     * tied head is the embedding's object), so no second reader of those bytes exists.
+     */
+    private final boolean owned;
 
-    private GgufLoader(GgufFile file, Qwen35Config config) {
+    private GgufLoader(GgufFile file, Qwen35Config config, boolean owned) {
+        this.owned = owned;
         this.file = file;
         this.c = config;
         this.src = file.source();
@@ -40,7 +48,7 @@ public final class GgufLoader {
     public static Qwen35Model load(GgufFile file, int threads) {
         try {
             Qwen35Config config = config(file);
-            return new Qwen35Model(config, weights(file, config), threads, file);
+            return new Qwen35Model(config, new GgufLoader(file, config, true).weights(), threads, file);
         } catch (RuntimeException e) {
             file.close();
             throw e;
@@ -139,7 +147,7 @@ public final class GgufLoader {
     }
 
     public static Qwen35Weights weights(GgufFile file, Qwen35Config config) {
-        return new GgufLoader(file, config).weights();
+        return new GgufLoader(file, config, false).weights();
     }
 
     private Qwen35Weights weights() {
@@ -201,7 +209,11 @@ public final class GgufLoader {
     }
 
     private WeightMatrix matrix(String name, int rows, int cols) {
-        return tensor(name, cols, rows).asMatrix();
+        WeightMatrix m = tensor(name, cols, rows).asMatrix();
+        if (owned && m instanceof WorkingCopy w) {
+            w.releaseFileAfterCopy();
+        }
+        return m;
     }
 
     private float[] vector(String name, int n) {

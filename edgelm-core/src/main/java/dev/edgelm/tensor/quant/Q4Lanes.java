@@ -22,7 +22,8 @@ import jdk.incubator.vector.VectorSpecies;
  * of {@link #G} consecutive blocks of 32 (Q4_K: sub-blocks) of a row is 8 vectors of G 16-bit words, word
  * {@code k'} of lane j holding the nibbles of elements {@code 4k' .. 4k'+3} of block j (element {@code 4k'+i} in
  * bits {@code 4i .. 4i+3}), then the G block scales {@code a} as floats (Q4_0: {@code d}; Q4_K: {@code d * sc}) and,
- * for Q4_K only, G biases {@code b = 8 * d * sc - dmin * m}. The activation is rounded to int8 per block of 32 by ggml's Q8_0 rule
+ * for Q4_K only, G offsets {@code c = dmin * m} (the kernel forms the bias {@code b = 8 * a - c}; kept as c so that
+ * the file's values can be decoded from the copy bit for bit). The activation is rounded to int8 per block of 32 by ggml's Q8_0 rule
  * ({@link Input}) and laid out the same way, one G-lane vector per element index. Per group the kernel then
  * multiplies and adds 32 element vectors in 16-bit lanes: each lane ends with block j's exact
  * {@code sum((q - 8) * xq)} (the sums of {@code q * xq} wrap modulo 2^16, but the lane starts at
@@ -157,7 +158,7 @@ final class Q4Lanes {
     /**
      * Repacks rows {@code [r0, r1)} of the Q4_K matrix {@code src} (144-byte super-blocks of 8 sub-blocks) into
      * {@code dst}: sub-block {@code 2h + n} is the low ({@code n = 0}) or high nibbles of bytes {@code 32h ..
-     * 32h + 31}; its scale {@code d * sc} and bias {@code 8 * d * sc - dmin * m} as floats.
+     * 32h + 31}; its scale {@code d * sc} and offset {@code dmin * m} as floats.
      */
     static void repackQ4_K(MemorySegment src, int cols, MemorySegment dst, int r0, int r1) {
         int superBlocks = cols / Q4_KMatrix.BLOCK;
@@ -178,7 +179,7 @@ final class Q4Lanes {
                     int w = width(b, cols);
                     float a = d * KScales.at(sc, t);
                     dst.set(FLOAT, g + 16L * w + 4L * j, a);
-                    dst.set(FLOAT, g + 20L * w + 4L * j, 8 * a - dmin * KScales.at(mn, t));
+                    dst.set(FLOAT, g + 20L * w + 4L * j, dmin * KScales.at(mn, t));
                     for (int k = 0; k < 8; k++) {
                         int u = src.get(U32, o + 16 + 32 * (t / 2) + 4 * k);
                         dst.set(SHORT, g + 2L * (k * w + j), nibbles(t % 2 == 0 ? u : u >>> 4));
@@ -198,6 +199,18 @@ final class Q4Lanes {
      * object, made on {@code pool}'s threads (or this one if null).
      */
     static Q4Lanes of(Format format, MemorySegment src, int rows, int cols, Parallel pool) {
+        return of(format, src, rows, cols, pool, null);
+    }
+
+    /** Source bytes repacked between two releases: the most the file and the copy hold of one tensor at once. */
+    static final long SLAB = 16L << 20;
+
+    /**
+     * As {@link #of(Format, MemorySegment, int, int, Parallel)}, in slabs of {@link #SLAB} source bytes; with
+     * {@code released} non-null, each slab's file pages are given back once repacked ({@link ModelMemory#release})
+     * and the bytes released added to {@code released[0]}: the caller guarantees that nothing reads {@code src} then.
+     */
+    static Q4Lanes of(Format format, MemorySegment src, int rows, int cols, Parallel pool, long[] released) {
         long size = Math.max(1, byteSize(format, rows, cols));
         Arena arena = Arena.ofAuto();
         // in huge pages as the model's weights are (0.8B int4 decode in 4 KiB pages: see docs/lab/integer-decode.md)
@@ -205,10 +218,22 @@ final class Q4Lanes {
         Parallel.RangeTask repack = format == Format.Q4_0
                 ? (r0, r1) -> repackQ4_0(src, cols, copy, r0, r1)
                 : (r0, r1) -> repackQ4_K(src, cols, copy, r0, r1);
-        if (pool == null) {
-            repack.run(0, rows);
-        } else {
-            pool.forRange(rows, 1, (long) rows * cols, repack);
+        long srcRow = src.byteSize() / Math.max(1, rows);
+        int slabRows = (int) Math.max(1, Math.min(rows, SLAB / Math.max(1, srcRow)));
+        long from = 0;
+        for (int r0 = 0; r0 < rows; r0 += slabRows) {
+            int r1 = Math.min(rows, r0 + slabRows);
+            if (pool == null) {
+                repack.run(r0, r1);
+            } else {
+                int base = r0;
+                pool.forRange(r1 - r0, 1, (long) (r1 - r0) * cols, (a, b) -> repack.run(base + a, base + b));
+            }
+            if (released != null) {
+                long to = r1 == rows ? src.byteSize() : r1 * srcRow;
+                released[0] += ModelMemory.release(src, from, to);
+                from = ModelMemory.pageStart(src, to);
+            }
         }
         return new Q4Lanes(format, rows, cols, copy);
     }
@@ -296,7 +321,7 @@ final class Q4Lanes {
                 FloatVector a = FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * p * L, LE);
                 acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
                 if (biased) {
-                    FloatVector b = FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * (G + p * L), LE);
+                    FloatVector b = a.mul(8f).sub(FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * (G + p * L), LE));
                     acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
                 }
             }
@@ -320,12 +345,77 @@ final class Q4Lanes {
                 FloatVector a = FloatVector.fromMemorySegment(F, m, o + 16L * H + 4L * p * L, LE);
                 acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
                 if (biased) {
-                    FloatVector b = FloatVector.fromMemorySegment(F, m, o + 20L * H + 4L * p * L, LE);
+                    FloatVector b = a.mul(8f).sub(FloatVector.fromMemorySegment(F, m, o + 20L * H + 4L * p * L, LE));
                     acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
                 }
             }
         }
         return Simd.sum(acc);
+    }
+
+    /**
+     * Row {@code row}'s values from the copy into {@code dst[off .. off+cols)}, bit for bit what the file's decoder
+     * gives: Q4_0 {@code (q - 8) * d}, Q4_K {@code q * (d * sc) - dmin * m} (the same float operations). Group by
+     * group, word-major as the copy lies (sequential reads, each block's 32 values written 4 at a time).
+     */
+    void decodeRow(int row, float[] dst, int off) {
+        int blocks = cols / BLOCK;
+        long g = row * rowBytes;
+        for (int b0 = 0; b0 < blocks; b0 += G, g += groupBytes) {
+            int w = b0 / G < groups ? G : H;
+            int n = Math.min(w, blocks - b0);
+            for (int j = 0; j < n; j++) {
+                float a = packed.get(FLOAT, g + 16L * w + 4L * j);
+                float c = biased ? packed.get(FLOAT, g + 20L * w + 4L * j) : 0f;
+                int e = off + (b0 + j) * BLOCK;
+                for (int k = 0; k < 8; k++) {
+                    int u = packed.get(SHORT, g + 2L * (k * w + j));
+                    int x = e + 4 * k;
+                    if (biased) {
+                        dst[x] = (u & 0xF) * a - c;
+                        dst[x + 1] = (u >>> 4 & 0xF) * a - c;
+                        dst[x + 2] = (u >>> 8 & 0xF) * a - c;
+                        dst[x + 3] = (u >>> 12 & 0xF) * a - c;
+                    } else {
+                        dst[x] = ((u & 0xF) - 8) * a;
+                        dst[x + 1] = ((u >>> 4 & 0xF) - 8) * a;
+                        dst[x + 2] = ((u >>> 8 & 0xF) - 8) * a;
+                        dst[x + 3] = ((u >>> 12 & 0xF) - 8) * a;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * {@link Int8Gemm.Int8Rows#decodeInts} from the copy, bit for bit the file's: {@code q - 8} per element, per block of
+     * 32 the scale {@code a} and (Q4_K only) the bias {@code 8 * a - dmin * m}.
+     */
+    void decodeInts(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
+        int blocks = cols / BLOCK;
+        long g = row * rowBytes;
+        for (int b0 = 0; b0 < blocks; b0 += G, g += groupBytes) {
+            int w = b0 / G < groups ? G : H;
+            int n = Math.min(w, blocks - b0);
+            for (int j = 0; j < n; j++) {
+                float a = packed.get(FLOAT, g + 16L * w + 4L * j);
+                scale[sOff + b0 + j] = a;
+                if (biased) {
+                    bias[sOff + b0 + j] = 8 * a - packed.get(FLOAT, g + 20L * w + 4L * j);
+                }
+            }
+            for (int k = 0; k < 8; k++) {
+                long wk = g + 2L * k * w;
+                for (int j = 0; j < n; j++) {
+                    int u = packed.get(SHORT, wk + 2L * j);
+                    int x = off + (b0 + j) * BLOCK + 4 * k;
+                    q[x] = (short) ((u & 0xF) - 8);
+                    q[x + 1] = (short) ((u >>> 4 & 0xF) - 8);
+                    q[x + 2] = (short) ((u >>> 8 & 0xF) - 8);
+                    q[x + 3] = (short) ((u >>> 12 & 0xF) - 8);
+                }
+            }
+        }
     }
 
     /** Per thread: the rounded activations of the current decode products, one per token. */
@@ -347,8 +437,11 @@ final class Q4Lanes {
     }
 
     /**
-     * A matrix's decode on its copy, the copy made on the first product that needs it: one-token and
-     * independent-token products through one kernel, each token rounded once per product.
+     * A matrix's decode on its copy, the copy made on the first product of the matrix (of any number of tokens): one-token
+     * and independent-token products through one kernel, each token rounded once per product; once the copy exists the
+     * matrix's other readers (prefill's decoders, embedding lookups) read it too. Where the file's bytes belong to a
+     * loaded model ({@link #releaseFileAfterCopy}), the copy then releases their pages ({@link ModelMemory#release}): a
+     * reader of the file that started before takes the read lock of {@link #file}, the release its write lock.
      */
     static final class Decode {
         private final Format format;
@@ -356,6 +449,10 @@ final class Q4Lanes {
         private final int rows;
         private final int cols;
         private volatile Q4Lanes lanes;
+        private volatile boolean releaseFile;
+        private final java.util.concurrent.locks.ReentrantReadWriteLock file = new java.util.concurrent.locks.ReentrantReadWriteLock();
+        /** Bytes of the file given back once the copy was made. */
+        private volatile long released;
 
         Decode(Format format, MemorySegment src, int rows, int cols) {
             this.format = format;
@@ -373,11 +470,67 @@ final class Q4Lanes {
                     if (l == null) {
                         // inside a fused section the pool would only record the repack and run it beside the products
                         // that read the copy: then repack here
-                        lanes = l = of(format, src, rows, cols, pool != null && pool.fusing() ? null : pool);
+                        Parallel on = pool != null && pool.fusing() ? null : pool;
+                        if (releaseFile) {
+                            // the file's pages go slab by slab as they are copied: readers of the file wait (once)
+                            file.writeLock().lock();
+                            try {
+                                long[] freed = new long[1];
+                                lanes = l = of(format, src, rows, cols, on, freed);
+                                released = freed[0];
+                            } finally {
+                                file.writeLock().unlock();
+                            }
+                        } else {
+                            lanes = l = of(format, src, rows, cols, on);
+                        }
                     }
                 }
             }
             return l;
+        }
+
+        /**
+         * Marks the source bytes as a loaded model's, read by nobody but this matrix: once the copy is made their pages
+         * are released. Not for bytes that something else reads (a test's buffer, a converter's input).
+         */
+        void releaseFileAfterCopy() {
+            releaseFile = true;
+        }
+
+        /** Bytes of the file released after the copy (0 before, or where not asked). */
+        long releasedBytes() {
+            return released;
+        }
+
+        /** The copy if made, else null. */
+        Q4Lanes copy() {
+            return lanes;
+        }
+
+        /**
+         * Runs {@code fileRead} (a read of the source bytes), unless the copy exists; returns the copy then (the caller
+         * reads it instead), else null after the read. With the file to be released, the read holds the read lock.
+         */
+        Q4Lanes readFile(Runnable fileRead) {
+            Q4Lanes l = lanes;
+            if (l != null) {
+                return l;
+            }
+            if (!releaseFile) {
+                fileRead.run();
+                return null;
+            }
+            file.readLock().lock();
+            try {
+                l = lanes;
+                if (l == null) {
+                    fileRead.run();
+                }
+                return l;
+            } finally {
+                file.readLock().unlock();
+            }
         }
 
         /** Bytes of the copy once made (0 before). */

@@ -25,7 +25,7 @@ import jdk.incubator.vector.VectorOperators;
  * value j + 16 in its high nibble; value = (nibble - 8) * d. {@link #quantize} is ggml's reference
  * quantiser ({@code quantize_row_q4_0_ref}), bit for bit.
  */
-public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Rows {
+public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Rows, WorkingCopy {
     static final int BLOCK = GgmlType.Q4_0.blockSize();
     static final int BLOCK_BYTES = GgmlType.Q4_0.typeSize();
 
@@ -46,13 +46,40 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
         this.intDecode = new Q4Lanes.Decode(Q4Lanes.Format.Q4_0, data, rows, cols);
     }
 
-    /** Bytes of the repacked copy for integer decode once a decode product has run (0 before, or with it off). */
+    /** Bytes of the repacked copy for integer decode once a product has run (0 before, or with it off). */
     public long repackedBytes() {
         return intDecode.copyBytes();
     }
 
     @Override
+    public void releaseFileAfterCopy() {
+        if (INT_DECODE) {
+            intDecode.releaseFileAfterCopy();
+        }
+    }
+
+    @Override
+    public long releasedBytes() {
+        return intDecode.releasedBytes();
+    }
+
+    @Override
+    public MemorySegment workingStorage() {
+        Q4Lanes l = intDecode.copy();
+        return l != null ? l.packed.asReadOnly() : storage();
+    }
+
+    /** From the copy once it exists (the same values: {@link Q4Lanes#decodeRow}), else from the file. */
+    @Override
     public void decodeRow(int row, float[] dst, int off) {
+        Q4Lanes l = intDecode.readFile(() -> decodeRowFile(row, dst, off));
+        if (l != null) {
+            l.decodeRow(row, dst, off);
+        }
+    }
+
+    /** {@link #decodeRow} from the file's bytes. */
+    void decodeRowFile(int row, float[] dst, int off) {
         long base = row * rowBytes;
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
@@ -76,6 +103,14 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
      * {@code dst[off..]} and its block scales to {@code scales[sOff..]}, for {@link Q4_0Gemm}.
      */
     void decodeShorts(int row, short[] dst, int off, float[] scales, int sOff) {
+        Q4Lanes l = intDecode.readFile(() -> decodeShortsFile(row, dst, off, scales, sOff));
+        if (l != null) {
+            l.decodeInts(row, dst, off, scales, null, sOff);
+        }
+    }
+
+    /** {@link #decodeShorts} from the file's bytes. */
+    void decodeShortsFile(int row, short[] dst, int off, float[] scales, int sOff) {
         long base = row * rowBytes;
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
@@ -113,6 +148,10 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
         if (INT_DECODE && in.tokens() == 1) {
             intDecode.multiply(pool, in, out, outStride, outOff);
             return;
+        }
+        if (INT_DECODE) {
+            // the copy before the first prefill chunk, so that prefill's decoders read it (and the file can be released)
+            intDecode.lanes(pool);
         }
         if (Int8Gemm.takes(in.tokens())) {
             Int8Gemm.matmul(this, pool, in, out, outStride, outOff);

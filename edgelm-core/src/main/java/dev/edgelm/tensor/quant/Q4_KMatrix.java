@@ -26,7 +26,7 @@ import jdk.incubator.vector.VectorShuffle;
  * (0..3) is bytes 32g..32g+31: low nibbles are values 64g..64g+31 (sub-block 2g), high nibbles the next 32
  * (sub-block 2g+1). Value = d * scale * q - dmin * min.
  */
-public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Rows {
+public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Rows, WorkingCopy {
     static final int BLOCK = GgmlType.Q4_K.blockSize();
     static final int BLOCK_BYTES = GgmlType.Q4_K.typeSize();
 
@@ -46,13 +46,40 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
         this.intDecode = new Q4Lanes.Decode(Q4Lanes.Format.Q4_K, data, rows, cols);
     }
 
-    /** Bytes of the repacked copy for integer decode once a decode product has run (0 before, or with it off). */
+    /** Bytes of the repacked copy for integer decode once a product has run (0 before, or with it off). */
     public long repackedBytes() {
         return intDecode.copyBytes();
     }
 
     @Override
+    public void releaseFileAfterCopy() {
+        if (INT_DECODE) {
+            intDecode.releaseFileAfterCopy();
+        }
+    }
+
+    @Override
+    public long releasedBytes() {
+        return intDecode.releasedBytes();
+    }
+
+    @Override
+    public MemorySegment workingStorage() {
+        Q4Lanes l = intDecode.copy();
+        return l != null ? l.packed.asReadOnly() : storage();
+    }
+
+    /** From the copy once it exists (the same values: {@link Q4Lanes#decodeRow}), else from the file. */
+    @Override
     public void decodeRow(int row, float[] dst, int off) {
+        Q4Lanes l = intDecode.readFile(() -> decodeRowFile(row, dst, off));
+        if (l != null) {
+            l.decodeRow(row, dst, off);
+        }
+    }
+
+    /** {@link #decodeRow} from the file's bytes. */
+    void decodeRowFile(int row, float[] dst, int off) {
         long base = row * rowBytes;
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
@@ -174,6 +201,14 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
      */
     @Override
     public void decodeInts(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
+        Q4Lanes l = intDecode.readFile(() -> decodeIntsFile(row, q, off, scale, bias, sOff));
+        if (l != null) {
+            l.decodeInts(row, q, off, scale, bias, sOff);
+        }
+    }
+
+    /** {@link #decodeInts} from the file's bytes (the copy's values are these, bit for bit). */
+    void decodeIntsFile(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
         long base = row * rowBytes;
         for (int b = 0; b < blocksPerRow; b++) {
             long o = base + (long) b * BLOCK_BYTES;
@@ -213,6 +248,10 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
         if (INT_DECODE && in.tokens() == 1) {
             intDecode.multiply(pool, in, out, outStride, outOff);
             return;
+        }
+        if (INT_DECODE) {
+            // the copy before the first prefill chunk, so that prefill's decoders read it (and the file can be released)
+            intDecode.lanes(pool);
         }
         if (INT8_PREFILL && Int8Gemm.takes(in.tokens())) {
             Int8Gemm.matmul(this, pool, in, out, outStride, outOff);

@@ -69,12 +69,34 @@ final class Q6_KLanes {
      * threads, or on the calling thread if {@code pool} is null.
      */
     static MemorySegment repack(MemorySegment src, int rows, int cols, Arena arena, Parallel pool) {
+        return repack(src, rows, cols, arena, pool, null);
+    }
+
+    /**
+     * As {@link #repack(MemorySegment, int, int, Arena, Parallel)}, in slabs of {@link Q4Lanes#SLAB} source bytes; with
+     * {@code released} non-null each slab's file pages are given back once repacked ({@link ModelMemory#release}), the
+     * bytes added to {@code released[0]}: the caller guarantees that nothing reads {@code src} then.
+     */
+    static MemorySegment repack(MemorySegment src, int rows, int cols, Arena arena, Parallel pool, long[] released) {
         int blocks = cols / Q6_KMatrix.BLOCK;
         MemorySegment dst = ModelMemory.workingCopy(rowBytes(blocks) * rows, arena);
-        if (pool == null) {
-            repackRows(src, dst, blocks, 0, rows);
-        } else {
-            pool.forRange(rows, 1, (long) rows * cols, (start, end) -> repackRows(src, dst, blocks, start, end));
+        long srcRow = (long) blocks * Q6_KMatrix.BLOCK_BYTES;
+        int slabRows = (int) Math.max(1, Math.min(rows, Q4Lanes.SLAB / Math.max(1, srcRow)));
+        long from = 0;
+        for (int r0 = 0; r0 < rows; r0 += slabRows) {
+            int r1 = Math.min(rows, r0 + slabRows);
+            int base = r0;
+            if (pool == null) {
+                repackRows(src, dst, blocks, r0, r1);
+            } else {
+                pool.forRange(r1 - r0, 1, (long) (r1 - r0) * cols,
+                        (start, end) -> repackRows(src, dst, blocks, base + start, base + end));
+            }
+            if (released != null) {
+                long to = r1 == rows ? src.byteSize() : r1 * srcRow;
+                released[0] += ModelMemory.release(src, from, to);
+                from = ModelMemory.pageStart(src, to);
+            }
         }
         return dst;
     }
@@ -106,6 +128,30 @@ final class Q6_KLanes {
                 }
             }
             MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, (long) r * rb, rb);
+        }
+    }
+
+    /**
+     * Row {@code row} of the copy {@code w} (rows of {@code blocks} super-blocks) as floats into {@code dst[off ..]}:
+     * {@code (q - 32) * (d * sc)}, the file decoder's operations, so the same bits.
+     */
+    static void decodeRow(MemorySegment w, int blocks, int row, float[] dst, int off) {
+        long base = row * rowBytes(blocks);
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) (b / 2) * PAIR_BYTES;
+            boolean tail = b >= 2 * (blocks / 2);
+            int width = tail ? 16 : 32;
+            int first = tail ? 0 : 16 * (b & 1);
+            long scales = at + 16L * width;
+            float d = w.get(FLOAT, scales + width + 4L * (first / 16));
+            int e = off + b * Q6_KMatrix.BLOCK;
+            for (int g = 0; g < 16; g++) {
+                float ds = d * w.get(ValueLayout.JAVA_BYTE, scales + first + g);
+                long q = at + first + g;
+                for (int k = 0; k < 16; k++) {
+                    dst[e + 16 * g + k] = w.get(ValueLayout.JAVA_BYTE, q + (long) width * k) * ds;
+                }
+            }
         }
     }
 

@@ -29,7 +29,7 @@ import jdk.incubator.vector.VectorSpecies;
  * l: low nibble of ql[l], qh bits 0-1; 32 + l: low nibble of ql[32 + l], bits 2-3; 64 + l: high nibble of
  * ql[l], bits 4-5; 96 + l: high nibble of ql[32 + l], bits 6-7. Value = d * scale * (q - 32).
  */
-public final class Q6_KMatrix extends QuantizedMatrix {
+public final class Q6_KMatrix extends QuantizedMatrix implements WorkingCopy {
     static final int BLOCK = GgmlType.Q6_K.blockSize();
     static final int BLOCK_BYTES = GgmlType.Q6_K.typeSize();
 
@@ -45,8 +45,13 @@ public final class Q6_KMatrix extends QuantizedMatrix {
      */
     static final boolean INT8 = L == 16;
 
-    /** The {@link Q6_KLanes} copy of the rows, made on the first one-token product ({@link #lanes}); null before. */
+    /** The {@link Q6_KLanes} copy of the rows, made on the first product ({@link #lanes}); null before. */
     private volatile MemorySegment lanes;
+    /** Whether the file's pages of this tensor are given back once copied ({@link WorkingCopy}). */
+    private volatile boolean releaseFile;
+    /** Read lock: a read of the file's bytes before the copy; write lock: their release. */
+    private final java.util.concurrent.locks.ReentrantReadWriteLock file = new java.util.concurrent.locks.ReentrantReadWriteLock();
+    private volatile long released;
 
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols, 0);
@@ -54,8 +59,8 @@ public final class Q6_KMatrix extends QuantizedMatrix {
 
     /**
      * The rows in {@link Q6_KLanes}'s layout: a copy in memory of its own (1.31x the file's bytes, freed with this
-     * matrix), made once, on {@code pool}'s threads (or the caller's if null). The file's bytes stay as they are:
-     * {@link #decodeRow} (token embeddings of a tied head, prefill) reads them.
+     * matrix), made once, on {@code pool}'s threads (or the caller's if null). From then on {@link #decodeRow} (token
+     * embeddings of a tied head, prefill) reads it too, and where asked the file's pages are released.
      */
     private MemorySegment lanes(Parallel pool) {
         MemorySegment w = lanes;
@@ -63,12 +68,43 @@ public final class Q6_KMatrix extends QuantizedMatrix {
             synchronized (this) {
                 w = lanes;
                 if (w == null) {
-                    w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool);
-                    lanes = w;
+                    if (releaseFile) {
+                        // the file's pages go slab by slab as they are copied: readers of the file wait (once)
+                        file.writeLock().lock();
+                        try {
+                            long[] freed = new long[1];
+                            w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool, freed);
+                            lanes = w;
+                            released = freed[0];
+                        } finally {
+                            file.writeLock().unlock();
+                        }
+                    } else {
+                        w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool);
+                        lanes = w;
+                    }
                 }
             }
         }
         return w;
+    }
+
+    @Override
+    public void releaseFileAfterCopy() {
+        if (INT8) {
+            releaseFile = true;
+        }
+    }
+
+    @Override
+    public long releasedBytes() {
+        return released;
+    }
+
+    @Override
+    public MemorySegment workingStorage() {
+        MemorySegment w = lanes;
+        return w != null ? w.asReadOnly() : storage();
     }
 
     /** Bytes of the integer kernel's copy, once made (0 before, and without {@link #INT8}). */
@@ -113,8 +149,31 @@ public final class Q6_KMatrix extends QuantizedMatrix {
     /** Per thread: one quarter's 32 values as bytes, between the 256-bit bit-field pass and the widening to floats. */
     private static final ThreadLocal<byte[]> QUARTER = ThreadLocal.withInitial(() -> new byte[32]);
 
+    /** From the copy once it exists ({@link Q6_KLanes#decodeRow}: the same values), else from the file. */
     @Override
     public void decodeRow(int row, float[] dst, int off) {
+        MemorySegment w = lanes;
+        if (w == null && releaseFile) {
+            file.readLock().lock();
+            try {
+                w = lanes;
+                if (w == null) {
+                    decodeRowFile(row, dst, off);
+                    return;
+                }
+            } finally {
+                file.readLock().unlock();
+            }
+        }
+        if (w != null) {
+            Q6_KLanes.decodeRow(w, blocksPerRow, row, dst, off);
+            return;
+        }
+        decodeRowFile(row, dst, off);
+    }
+
+    /** {@link #decodeRow} from the file's bytes. */
+    void decodeRowFile(int row, float[] dst, int off) {
         if (K8) {
             decodeRow8(row, dst, off);
             return;
@@ -237,6 +296,10 @@ public final class Q6_KMatrix extends QuantizedMatrix {
         if (INT8 && in.tokens() == 1) {
             multiplyLanes(pool, in, out, outStride, outOff);
             return;
+        }
+        if (INT8) {
+            // the copy before the first prefill chunk, so that prefill's decodeRow reads it (and the file can be released)
+            lanes(pool.fusing() ? null : pool);
         }
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);

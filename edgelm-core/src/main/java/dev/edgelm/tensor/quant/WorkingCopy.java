@@ -1,0 +1,23 @@
+package dev.edgelm.tensor.quant;
+
+/**
+ * A matrix that makes a working copy of its weights in a layout of its own (on its first product) and from then on
+ * reads only the copy, in every decoder: the loader of a model then lets it give the file's pages of the tensor back.
+ */
+public interface WorkingCopy {
+    /**
+     * Once the copy is made, release the pages of the source bytes ({@link dev.edgelm.format.ModelMemory#release}):
+     * only for bytes that nothing but this matrix reads (a loaded model's tensor, one matrix per tensor). A no-op where
+     * this matrix makes no copy (its integer decode switched off, or not on this machine's vectors).
+     */
+    void releaseFileAfterCopy();
+
+    /** Bytes of the source released so far (0 before the copy, or where not asked). */
+    long releasedBytes();
+
+    /**
+     * The bytes this matrix's products read: the copy once made, else the source ({@code storage()}). Whoever streams
+     * a matrix's memory (the benchmark's read loop) reads these: the source may have been released.
+     */
+    java.lang.foreign.MemorySegment workingStorage();
+}
