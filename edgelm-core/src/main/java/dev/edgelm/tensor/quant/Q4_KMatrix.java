@@ -269,14 +269,13 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     }
 
     /**
-     * The 16-lane (AVX-512) shape. Per super-block, the 8 mins and 8 scales are unpacked from their 12 bytes in one
-     * int vector (lanes 0..7 the mins, 8..15 the scales: two constant permutes, a per-lane shift and masks, see
-     * {@link KScales#PICK_LOW}) and converted once, times {@code dmin} and {@code d}; the mins meet the run sums of x
-     * in one multiply-add per super-block (lanes 8..15 of that product are never summed). The four groups of 32
-     * nibble bytes are a loop whose accumulator pairs trade places each group, each sub-block's {@code d * scale}
-     * broadcast from a scalar (the same product as the vector's lane). Not written out with a constant shuffle
-     * per scale: that form left C2 at its inlining budget, and in some fresh processes parts of it in the Vector
-     * API's Java fallback (docs/lab/kquant-decode.md).
+     * The 16-lane (AVX-512) shape written out. Per super-block, the 8 mins and 8 scales are unpacked from
+     * their 12 bytes in one int vector (lanes 0..7 the mins, 8..15 the scales: two constant permutes, a
+     * per-lane shift and masks, see {@link KScales#PICK_LOW}) and converted once, times {@code dmin} and {@code d}; each
+     * sub-block's scale is then broadcast from its lane by a constant shuffle, and the mins meet the run
+     * sums of x in one multiply-add per super-block (lanes 8..15 of that product are never summed). The
+     * four groups of 32 nibble bytes are spelled out so that every lane index is a constant, and they
+     * alternate between two pairs of accumulators.
      */
     private float dot16(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
@@ -297,25 +296,45 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
                     .mul(FloatVector.broadcast(F, Simd.fp16(data, o + 2)).blend(Simd.fp16(data, o), KScales.SCALE_LANES));
             int xi = xOff + b * BLOCK;
             accMin = sm.fma(FloatVector.fromArray(F, xSums, 8 * b), accMin);
-            // the sub-blocks' d * scale as scalars: the same products as lanes 8..15 of sm, bit for bit
-            float d = Simd.fp16(data, o);
-            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
-            for (int g = 0; g < 4; g++) {
-                // group g: sub-blocks 2g (low nibbles) and 2g + 1 (high)
-                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16 + 32 * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32 + 32 * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                int v = xi + 64 * g;
-                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, v + 32));
-                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, v + 16), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, v + 48), hi);
-                // even groups add to acc0/acc1, odd ones to acc2/acc3 (the pairs trade places each group)
-                FloatVector nextLo = lo.fma(FloatVector.broadcast(F, d * KScales.at(sc, 2 * g)), acc0);
-                FloatVector nextHi = hi.fma(FloatVector.broadcast(F, d * KScales.at(sc, 2 * g + 1)), acc1);
-                acc0 = acc2;
-                acc1 = acc3;
-                acc2 = nextLo;
-                acc3 = nextHi;
+            { // group 0: sub-blocks 0 (low nibbles) and 1 (high)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 32));
+                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 16), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 48), hi);
+                acc0 = lo.fma(sm.rearrange(LANE8), acc0);
+                acc1 = hi.fma(sm.rearrange(LANE9), acc1);
+            }
+            { // group 1: sub-blocks 2 and 3
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 64));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 96));
+                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 80), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 112), hi);
+                acc2 = lo.fma(sm.rearrange(LANE10), acc2);
+                acc3 = hi.fma(sm.rearrange(LANE11), acc3);
+            }
+            { // group 2: sub-blocks 4 and 5
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 128));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 160));
+                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 144), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 176), hi);
+                acc0 = lo.fma(sm.rearrange(LANE12), acc0);
+                acc1 = hi.fma(sm.rearrange(LANE13), acc1);
+            }
+            { // group 3: sub-blocks 6 and 7
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 192));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).mul(FloatVector.fromArray(F, x, xi + 224));
+                lo = ((FloatVector) w1.and(0x0F).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 208), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.I2F, F, 0)).fma(FloatVector.fromArray(F, x, xi + 240), hi);
+                acc2 = lo.fma(sm.rearrange(LANE14), acc2);
+                acc3 = hi.fma(sm.rearrange(LANE15), acc3);
             }
         }
         // Simd.sum's steps written out (same order, same bits) for both sums: C2 does not inline a call into a method
@@ -335,6 +354,17 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     private static final VectorShuffle<Float> LANE0_8 = lane(0);
     private static final VectorShuffle<Float> LANE1_8 = lane(1);
     private static final VectorShuffle<Float> ROTATE2_8 = VectorShuffle.fromOp(F, i -> (i + 2) % F.length());
+
+    // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
+    // one permute, but not one read from an array (see Q6_KMatrix).
+    private static final VectorShuffle<Float> LANE8 = lane(8);
+    private static final VectorShuffle<Float> LANE9 = lane(9);
+    private static final VectorShuffle<Float> LANE10 = lane(10);
+    private static final VectorShuffle<Float> LANE11 = lane(11);
+    private static final VectorShuffle<Float> LANE12 = lane(12);
+    private static final VectorShuffle<Float> LANE13 = lane(13);
+    private static final VectorShuffle<Float> LANE14 = lane(14);
+    private static final VectorShuffle<Float> LANE15 = lane(15);
 
     private static VectorShuffle<Float> lane(int j) {
         int[] index = new int[F.length()];

@@ -191,12 +191,9 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     }
 
     /**
-     * The 16-lane (AVX-512) shape, as {@code Q4_KMatrix.dot16} (scales and mins unpacked in one vector, the mins
-     * against the run sums of x, the four groups of 32 nibble bytes a loop with each sub-block's {@code d * scale}
-     * broadcast from a scalar), with the two 16-byte runs of {@code qh} widened once per super-block: group g takes
-     * its fifth bits from bits 2g and 2g + 1. Not written out and without shuffles in the loop: written out with a
-     * constant shuffle per sub-block scale, C2 ran out of its inlining budget in one fresh process in three and
-     * left the last groups' widening loads in the Vector API's Java fallback (docs/lab/kquant-decode.md).
+     * The 16-lane (AVX-512) shape written out, as {@code Q4_KMatrix.dot16} (scales and mins unpacked in one
+     * vector, scales broadcast by constant shuffles, the mins against the run sums of x), with the two 16-byte
+     * runs of {@code qh} widened once per super-block: group g takes its fifth bits from bits 2g and 2g + 1.
      */
     private float dot16(int row, float[] x, int xOff, float[] xSums) {
         long base = row * rowBytes;
@@ -219,31 +216,61 @@ public final class Q5_KMatrix extends QuantizedMatrix {
             int xi = xOff + b * BLOCK;
             IntVector h0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 16, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
             IntVector h1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 32, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            // the sub-blocks' d * scale as scalars: the same products as lanes 8..15 of sm, bit for bit
-            float d = Simd.fp16(data, o);
-            long sc = KScales.scales(Simd.u64(data, o + 4), Simd.u32(data, o + 12));
-            for (int g = 0; g < 4; g++) {
-                // group g: sub-blocks 2g (low nibbles, fifth bit = bit 2g of qh) and 2g + 1 (high, bit 2g + 1)
-                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48 + 32 * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64 + 32 * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-                IntVector f0 = h0.lanewise(VectorOperators.LSHR, 2 * g);
-                IntVector f1 = h1.lanewise(VectorOperators.LSHR, 2 * g);
-                int v = xi + 64 * g;
-                FloatVector lo = ((FloatVector) w0.and(0x0F).or(f0.lanewise(VectorOperators.LSHL, 4).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
-                        .mul(FloatVector.fromArray(F, x, v));
-                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(f0.lanewise(VectorOperators.LSHL, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
-                        .mul(FloatVector.fromArray(F, x, v + 32));
-                lo = ((FloatVector) w1.and(0x0F).or(f1.lanewise(VectorOperators.LSHL, 4).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 16), lo);
-                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(f1.lanewise(VectorOperators.LSHL, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
-                        .fma(FloatVector.fromArray(F, x, v + 48), hi);
-                // even groups add to acc0/acc1, odd ones to acc2/acc3 (the pairs trade places each group)
-                FloatVector nextLo = lo.fma(FloatVector.broadcast(F, d * KScales.at(sc, 2 * g)), acc0);
-                FloatVector nextHi = hi.fma(FloatVector.broadcast(F, d * KScales.at(sc, 2 * g + 1)), acc1);
-                acc0 = acc2;
-                acc1 = acc3;
-                acc2 = nextLo;
-                acc3 = nextHi;
+            { // group 0: sub-blocks 0 (low nibbles, fifth bit = bit 0 of qh) and 1 (high, bit 1)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 48, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 64, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 4).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 0));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 32));
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 4).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 16), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 48), hi);
+                acc0 = lo.fma(sm.rearrange(LANE8), acc0);
+                acc1 = hi.fma(sm.rearrange(LANE9), acc1);
+            }
+            { // group 1: sub-blocks 2 (low nibbles, fifth bit = bit 2 of qh) and 3 (high, bit 3)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 80, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 96, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHL, 2).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 64));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHL, 1).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 96));
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHL, 2).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 80), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHL, 1).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 112), hi);
+                acc2 = lo.fma(sm.rearrange(LANE10), acc2);
+                acc3 = hi.fma(sm.rearrange(LANE11), acc3);
+            }
+            { // group 2: sub-blocks 4 (low nibbles, fifth bit = bit 4 of qh) and 5 (high, bit 5)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 112, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 128, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 128));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHR, 1).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 160));
+                lo = ((FloatVector) w1.and(0x0F).or(h1.and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 144), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHR, 1).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 176), hi);
+                acc0 = lo.fma(sm.rearrange(LANE12), acc0);
+                acc1 = hi.fma(sm.rearrange(LANE13), acc1);
+            }
+            { // group 3: sub-blocks 6 (low nibbles, fifth bit = bit 6 of qh) and 7 (high, bit 7)
+                IntVector w0 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 144, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector w1 = (IntVector) ByteVector.fromMemorySegment(B, data, o + 160, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                FloatVector lo = ((FloatVector) w0.and(0x0F).or(h0.lanewise(VectorOperators.LSHR, 2).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 192));
+                FloatVector hi = ((FloatVector) w0.lanewise(VectorOperators.LSHR, 4).or(h0.lanewise(VectorOperators.LSHR, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .mul(FloatVector.fromArray(F, x, xi + 224));
+                lo = ((FloatVector) w1.and(0x0F).or(h1.lanewise(VectorOperators.LSHR, 2).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 208), lo);
+                hi = ((FloatVector) w1.lanewise(VectorOperators.LSHR, 4).or(h1.lanewise(VectorOperators.LSHR, 3).and(0x10)).convertShape(VectorOperators.I2F, F, 0))
+                        .fma(FloatVector.fromArray(F, x, xi + 240), hi);
+                acc2 = lo.fma(sm.rearrange(LANE14), acc2);
+                acc3 = hi.fma(sm.rearrange(LANE15), acc3);
             }
         }
         // Simd.sum's steps written out (same order, same bits) for both sums: C2 does not inline a call into a method
@@ -267,6 +294,17 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
     private static final byte LOW4 = 0x0F;
     private static final byte BIT4 = 0x10;
+
+    // Shuffles that broadcast lane j of a 16-lane vector, one constant each: C2 folds a constant shuffle into
+    // one permute, but not one read from an array (see Q6_KMatrix).
+    private static final VectorShuffle<Float> LANE8 = lane(8);
+    private static final VectorShuffle<Float> LANE9 = lane(9);
+    private static final VectorShuffle<Float> LANE10 = lane(10);
+    private static final VectorShuffle<Float> LANE11 = lane(11);
+    private static final VectorShuffle<Float> LANE12 = lane(12);
+    private static final VectorShuffle<Float> LANE13 = lane(13);
+    private static final VectorShuffle<Float> LANE14 = lane(14);
+    private static final VectorShuffle<Float> LANE15 = lane(15);
 
     private static VectorShuffle<Float> lane(int j) {
         int[] index = new int[F.length()];
