@@ -54,9 +54,9 @@ class KernelConsistencyTest {
     @ParameterizedTest
     @EnumSource(names = {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
     void dotRowMatchesDecodedRow(GgmlType type) {
-        if (type == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || type == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE) {
-            return; // int8 activations: checked against ggml's arithmetic in Q4LanesTest
-        }
+        // Q4_0 / Q4_K decode on int8 activations (checked against ggml's arithmetic in Q4LanesTest): here their float
+        // kernels (kept behind -Dedgelm.q4.intdecode=false / -Dedgelm.q4k.intdecode=false) are called directly
+        boolean int8 = type == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || type == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE;
         Random r = new Random(type.id());
         int rows = 3;
         for (int blocks : type.blockSize() == 32 ? new int[] {1, 2, 3, 7, 32, 112} : new int[] {1, 2, 3, 7, 14}) {
@@ -73,7 +73,10 @@ class KernelConsistencyTest {
                     dot += (double) w[i] * x[5 + i];
                     mag += Math.abs((double) w[i] * x[5 + i]);
                 }
-                assertEquals(dot, m.dotRow(row, x, 5), 2e-6 * mag, type + " cols " + cols + " row " + row);
+                float got = !int8 ? m.dotRow(row, x, 5)
+                        : m instanceof Q4_0Matrix q4 ? q4.dotFloat(row, x, 5)
+                        : ((Q4_KMatrix) m).dotFloat(row, x, 5, ((Q4_KMatrix) m).runSums(x, 5, new float[cols / 32 + QuantizedMatrix.SUM_PAD]));
+                assertEquals(dot, got, 2e-6 * mag, type + " cols " + cols + " row " + row);
             }
         }
     }
