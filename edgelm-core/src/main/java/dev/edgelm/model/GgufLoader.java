@@ -7,6 +7,7 @@ import dev.edgelm.format.gguf.GgufFile;
 import dev.edgelm.format.gguf.GgufMetadata;
 import dev.edgelm.format.gguf.GgufTensor;
 import dev.edgelm.format.gguf.GgufTokenizerData;
+import dev.edgelm.tensor.Parallel;
 import dev.edgelm.tensor.WeightMatrix;
 import dev.edgelm.tensor.quant.WorkingCopy;
 import dev.edgelm.util.EdgeLmException;
@@ -32,6 +33,8 @@ public final class GgufLoader {
      * tied head is the embedding's object), so no second reader of those bytes exists.
      */
     private final boolean owned;
+    /** The matrices that make working copies (owned files only; see {@link #makeCopies}). */
+    private final java.util.List<WorkingCopy> copies = new java.util.ArrayList<>();
 
     private GgufLoader(GgufFile file, Qwen35Config config, boolean owned) {
         this.owned = owned;
@@ -48,7 +51,10 @@ public final class GgufLoader {
     public static Qwen35Model load(GgufFile file, int threads) {
         try {
             Qwen35Config config = config(file);
-            return new Qwen35Model(config, new GgufLoader(file, config, true).weights(), threads, file);
+            GgufLoader loader = new GgufLoader(file, config, true);
+            Qwen35Weights weights = loader.weights();
+            loader.makeCopies(threads);
+            return new Qwen35Model(config, weights, threads, file);
         } catch (RuntimeException e) {
             file.close();
             throw e;
@@ -164,6 +170,9 @@ public final class GgufLoader {
                     matrix(block(i, FFN_DOWN), h, c.intermediateSize()));
         }
         WeightMatrix head = c.tiedEmbeddings() ? embed : matrix(OUTPUT, c.vocabSize(), h);
+        if (!c.tiedEmbeddings() && embed instanceof WorkingCopy w) {
+            copies.remove(w); // only looked up: its rows are decoded from the file, no copy needed
+        }
         return new Qwen35Weights(embed, layers, vector(OUTPUT_NORM, h), head);
     }
 
@@ -208,10 +217,22 @@ public final class GgufLoader {
         return t;
     }
 
+    /** The multiplied tensors' working copies, made on all threads at once right after loading. */
+    private void makeCopies(int threads) {
+        if (!copies.isEmpty()) {
+            try (Parallel pool = new Parallel(threads)) {
+                for (WorkingCopy w : copies) {
+                    w.makeCopy(pool);
+                }
+            }
+        }
+    }
+
     private WeightMatrix matrix(String name, int rows, int cols) {
         WeightMatrix m = tensor(name, cols, rows).asMatrix();
         if (owned && m instanceof WorkingCopy w) {
             w.releaseFileAfterCopy();
+            copies.add(w);
         }
         return m;
     }

@@ -59,6 +59,13 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     }
 
     @Override
+    public void makeCopy(Parallel pool) {
+        if (INT_DECODE) {
+            intDecode.lanes(pool);
+        }
+    }
+
+    @Override
     public long releasedBytes() {
         return intDecode.releasedBytes();
     }

@@ -97,6 +97,13 @@ public final class Q6_KMatrix extends QuantizedMatrix implements WorkingCopy {
     }
 
     @Override
+    public void makeCopy(Parallel pool) {
+        if (INT8) {
+            lanes(pool);
+        }
+    }
+
+    @Override
     public long releasedBytes() {
         return released;
     }
