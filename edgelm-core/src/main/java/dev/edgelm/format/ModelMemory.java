@@ -105,6 +105,43 @@ public final class ModelMemory {
 
     /** Null when the memory cannot be had (the caller maps instead); I/O errors are thrown. */
     private static MemorySegment readIntoHugePages(FileChannel channel, long size, Arena arena) throws IOException {
+        // advice before the first touch, so that the faults below allocate huge pages directly
+        MemorySegment bytes = anonymousHugePages(size, arena, true);
+        if (bytes == null) {
+            return null;
+        }
+        for (long off = 0; off < size; ) {
+            ByteBuffer slice = bytes.asSlice(off, Math.min(READ_SLICE, size - off)).asByteBuffer();
+            while (slice.hasRemaining()) {
+                int n = channel.read(slice, off + slice.position());
+                if (n < 0) {
+                    throw new IOException("the file ended at byte " + (off + slice.position()) + " while reading "
+                            + size + " bytes (was it truncated while loading?)");
+                }
+            }
+            off += slice.capacity();
+        }
+        Native.protectReadOnly(bytes.address(), roundUp(size));
+        return bytes.asReadOnly();
+    }
+
+    /**
+     * {@code size} bytes of writable memory owned by {@code arena}, for a kernel's copy of weights in a layout of its
+     * own (zeroed): anonymous memory advised to huge pages where the system offers them (in either {@link Mode}), for
+     * the reason given above (a streamed copy in 4 KiB pages pays a TLB miss per page); else {@code arena.allocate}.
+     */
+    public static MemorySegment workingCopy(long size, Arena arena) {
+        MemorySegment bytes = size > 0 && Native.AVAILABLE && transparentHugePagesOffered()
+                ? anonymousHugePages(size, arena, false) : null;
+        return bytes != null ? bytes : arena.allocate(size, 64);
+    }
+
+    /**
+     * {@code size} bytes of private anonymous memory aligned to a huge page and advised into huge pages, unmapped with
+     * {@code arena}; null if the mapping fails, or if the advice is refused and {@code adviceRequired} (a refused
+     * advice leaves usable memory in small pages).
+     */
+    private static MemorySegment anonymousHugePages(long size, Arena arena, boolean adviceRequired) {
         long length = size + HUGE_PAGE;
         MemorySegment raw;
         try {
@@ -119,53 +156,13 @@ public final class ModelMemory {
         long base = raw.address();
         long aligned = (base + HUGE_PAGE - 1) & -HUGE_PAGE;
         MemorySegment bytes = MemorySegment.ofAddress(aligned).reinterpret(size, arena, s -> Native.unmap(base, length));
+        int advised;
         try {
-            // advice before the first touch, so that the faults below allocate huge pages directly
-            int advised = (int) Native.MADVISE.invokeExact(MemorySegment.ofAddress(aligned), roundUp(size), MADV_HUGEPAGE);
-            if (advised != 0) {
-                return null; // the arena still unmaps the memory
-            }
+            advised = (int) Native.MADVISE.invokeExact(MemorySegment.ofAddress(aligned), roundUp(size), MADV_HUGEPAGE);
         } catch (Throwable t) {
-            return null;
+            advised = -1;
         }
-        for (long off = 0; off < size; ) {
-            ByteBuffer slice = bytes.asSlice(off, Math.min(READ_SLICE, size - off)).asByteBuffer();
-            while (slice.hasRemaining()) {
-                int n = channel.read(slice, off + slice.position());
-                if (n < 0) {
-                    throw new IOException("the file ended at byte " + (off + slice.position()) + " while reading "
-                            + size + " bytes (was it truncated while loading?)");
-                }
-            }
-            off += slice.capacity();
-        }
-        Native.protectReadOnly(aligned, roundUp(size));
-        return bytes.asReadOnly();
-    }
-
-    /**
-     * {@code size} bytes of writable memory owned by {@code arena}, for a kernel's copy of weights in a layout of its
-     * own (zeroed): anonymous memory advised to huge pages where the system offers them (in either {@link Mode}), for
-     * the reason given above (a streamed copy in 4 KiB pages pays a TLB miss per page); else {@code arena.allocate}.
-     */
-    public static MemorySegment workingCopy(long size, Arena arena) {
-        if (size > 0 && Native.AVAILABLE && transparentHugePagesOffered()) {
-            long length = size + HUGE_PAGE;
-            try {
-                MemorySegment raw = (MemorySegment) Native.MMAP.invokeExact(MemorySegment.NULL, length,
-                        PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
-                if (raw.address() != -1L && raw.address() != 0L) {
-                    long base = raw.address();
-                    long aligned = (base + HUGE_PAGE - 1) & -HUGE_PAGE;
-                    MemorySegment bytes = MemorySegment.ofAddress(aligned).reinterpret(size, arena, x -> Native.unmap(base, length));
-                    int advised = (int) Native.MADVISE.invokeExact(MemorySegment.ofAddress(aligned), roundUp(size), MADV_HUGEPAGE);
-                    return bytes; // advice refused: still memory, in small pages
-                }
-            } catch (Throwable t) {
-                // fall through: heap-allocated native memory
-            }
-        }
-        return arena.allocate(size, 64);
+        return advised == 0 || !adviceRequired ? bytes : null; // refused and required: the arena still unmaps it
     }
 
     /**

@@ -202,13 +202,10 @@ final class Q4Lanes {
         return of(format, src, rows, cols, pool, null);
     }
 
-    /** Source bytes repacked between two releases: the most the file and the copy hold of one tensor at once. */
-    static final long SLAB = 16L << 20;
-
     /**
-     * As {@link #of(Format, MemorySegment, int, int, Parallel)}, in slabs of {@link #SLAB} source bytes; with
-     * {@code released} non-null, each slab's file pages are given back once repacked ({@link ModelMemory#release})
-     * and the bytes released added to {@code released[0]}: the caller guarantees that nothing reads {@code src} then.
+     * As {@link #of(Format, MemorySegment, int, int, Parallel)}, in slabs ({@link LazyCopy#inSlabs}); with
+     * {@code released} non-null, each slab's file pages are given back once repacked and the bytes released added to
+     * {@code released[0]}: the caller guarantees that nothing reads {@code src} then.
      */
     static Q4Lanes of(Format format, MemorySegment src, int rows, int cols, Parallel pool, long[] released) {
         long size = Math.max(1, byteSize(format, rows, cols));
@@ -218,23 +215,7 @@ final class Q4Lanes {
         Parallel.RangeTask repack = format == Format.Q4_0
                 ? (r0, r1) -> repackQ4_0(src, cols, copy, r0, r1)
                 : (r0, r1) -> repackQ4_K(src, cols, copy, r0, r1);
-        long srcRow = src.byteSize() / Math.max(1, rows);
-        int slabRows = (int) Math.max(1, Math.min(rows, SLAB / Math.max(1, srcRow)));
-        long from = 0;
-        for (int r0 = 0; r0 < rows; r0 += slabRows) {
-            int r1 = Math.min(rows, r0 + slabRows);
-            if (pool == null) {
-                repack.run(r0, r1);
-            } else {
-                int base = r0;
-                pool.forRange(r1 - r0, 1, (long) (r1 - r0) * cols, (a, b) -> repack.run(base + a, base + b));
-            }
-            if (released != null) {
-                long to = r1 == rows ? src.byteSize() : r1 * srcRow;
-                released[0] += ModelMemory.release(src, from, to);
-                from = ModelMemory.pageStart(src, to);
-            }
-        }
+        LazyCopy.inSlabs(src, rows, cols, pool, released, repack);
         return new Q4Lanes(format, rows, cols, copy);
     }
 
@@ -437,105 +418,24 @@ final class Q4Lanes {
     }
 
     /**
-     * A matrix's decode on its copy, the copy made on the first product of the matrix (of any number of tokens): one-token
-     * and independent-token products through one kernel, each token rounded once per product; once the copy exists the
-     * matrix's other readers (prefill's decoders, embedding lookups) read it too. Where the file's bytes belong to a
-     * loaded model ({@link #releaseFileAfterCopy}), the copy then releases their pages ({@link ModelMemory#release}): a
-     * reader of the file that started before takes the read lock of {@link #file}, the release its write lock.
+     * A matrix's decode on its copy ({@link LazyCopy}: made on the first product of any number of tokens, or when the
+     * loader asks): one-token and independent-token products through one kernel, each token rounded once per product.
      */
     static final class Decode {
-        private final Format format;
-        private final MemorySegment src;
         private final int rows;
         private final int cols;
-        private volatile Q4Lanes lanes;
-        private volatile boolean releaseFile;
-        private final java.util.concurrent.locks.ReentrantReadWriteLock file = new java.util.concurrent.locks.ReentrantReadWriteLock();
-        /** Bytes of the file given back once the copy was made. */
-        private volatile long released;
+        /** The copy, made on the first product or when the loader asks. */
+        final LazyCopy<Q4Lanes> copy;
 
         Decode(Format format, MemorySegment src, int rows, int cols) {
-            this.format = format;
-            this.src = src;
             this.rows = rows;
             this.cols = cols;
+            this.copy = new LazyCopy<>((pool, released) -> of(format, src, rows, cols, pool, released));
         }
 
         /** The copy, made now (on {@code pool}'s threads, or this one if null) if not yet. */
         Q4Lanes lanes(Parallel pool) {
-            Q4Lanes l = lanes;
-            if (l == null) {
-                synchronized (this) {
-                    l = lanes;
-                    if (l == null) {
-                        // inside a fused section the pool would only record the repack and run it beside the products
-                        // that read the copy: then repack here
-                        Parallel on = pool != null && pool.fusing() ? null : pool;
-                        if (releaseFile) {
-                            // the file's pages go slab by slab as they are copied: readers of the file wait (once)
-                            file.writeLock().lock();
-                            try {
-                                long[] freed = new long[1];
-                                lanes = l = of(format, src, rows, cols, on, freed);
-                                released = freed[0];
-                            } finally {
-                                file.writeLock().unlock();
-                            }
-                        } else {
-                            lanes = l = of(format, src, rows, cols, on);
-                        }
-                    }
-                }
-            }
-            return l;
-        }
-
-        /**
-         * Marks the source bytes as a loaded model's, read by nobody but this matrix: once the copy is made their pages
-         * are released. Not for bytes that something else reads (a test's buffer, a converter's input).
-         */
-        void releaseFileAfterCopy() {
-            releaseFile = true;
-        }
-
-        /** Bytes of the file released after the copy (0 before, or where not asked). */
-        long releasedBytes() {
-            return released;
-        }
-
-        /** The copy if made, else null. */
-        Q4Lanes copy() {
-            return lanes;
-        }
-
-        /**
-         * Runs {@code fileRead} (a read of the source bytes), unless the copy exists; returns the copy then (the caller
-         * reads it instead), else null after the read. With the file to be released, the read holds the read lock.
-         */
-        Q4Lanes readFile(Runnable fileRead) {
-            Q4Lanes l = lanes;
-            if (l != null) {
-                return l;
-            }
-            if (!releaseFile) {
-                fileRead.run();
-                return null;
-            }
-            file.readLock().lock();
-            try {
-                l = lanes;
-                if (l == null) {
-                    fileRead.run();
-                }
-                return l;
-            } finally {
-                file.readLock().unlock();
-            }
-        }
-
-        /** Bytes of the copy once made (0 before). */
-        long copyBytes() {
-            return lanes == null ? 0 : byteSize(format, rows, cols);
+            return copy.get(pool);
         }
 
         /** {@code out[t * outStride + outOff + r]} = row r times token t of {@code in}, for every token. */

@@ -25,7 +25,7 @@ import jdk.incubator.vector.VectorOperators;
  * value j + 16 in its high nibble; value = (nibble - 8) * d. {@link #quantize} is ggml's reference
  * quantiser ({@code quantize_row_q4_0_ref}), bit for bit.
  */
-public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Rows, WorkingCopy {
+public final class Q4_0Matrix extends Q4LanesMatrix {
     static final int BLOCK = GgmlType.Q4_0.blockSize();
     static final int BLOCK_BYTES = GgmlType.Q4_0.typeSize();
 
@@ -34,58 +34,16 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
     /**
      * Whether one-token products (decode) and independent tokens (batched decode) round the activation to int8
      * per block and multiply in 16-bit lanes over a repacked copy of the matrix ({@link Q4Lanes}; default on:
-     * 1.8x the float kernel's rate streamed from memory with AVX-512 and 3.5x with AVX2, on one thread, see
+     * 1.64-1.80x the float kernel's rate streamed from memory with AVX-512 and 3.5x with AVX2, on one thread, see
      * docs/kernels.md). {@code -Dedgelm.q4.intdecode=false} keeps the float kernels (to measure one against the other).
      */
     static final boolean INT_DECODE = Boolean.parseBoolean(System.getProperty("edgelm.q4.intdecode", "true"));
-    /** Integer decode on a repacked copy (with {@link #INT_DECODE}). */
-    private final Q4Lanes.Decode intDecode;
 
     public Q4_0Matrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q4_0, data, rows, cols, 0);
-        this.intDecode = new Q4Lanes.Decode(Q4Lanes.Format.Q4_0, data, rows, cols);
-    }
-
-    /** Bytes of the repacked copy for integer decode once a product has run (0 before, or with it off). */
-    public long repackedBytes() {
-        return intDecode.copyBytes();
+        super(GgmlType.Q4_0, Q4Lanes.Format.Q4_0, INT_DECODE, data, rows, cols, 0);
     }
 
     @Override
-    public void releaseFileAfterCopy() {
-        if (INT_DECODE) {
-            intDecode.releaseFileAfterCopy();
-        }
-    }
-
-    @Override
-    public void makeCopy(Parallel pool) {
-        if (INT_DECODE) {
-            intDecode.lanes(pool);
-        }
-    }
-
-    @Override
-    public long releasedBytes() {
-        return intDecode.releasedBytes();
-    }
-
-    @Override
-    public MemorySegment workingStorage() {
-        Q4Lanes l = intDecode.copy();
-        return l != null ? l.packed.asReadOnly() : storage();
-    }
-
-    /** From the copy once it exists (the same values: {@link Q4Lanes#decodeRow}), else from the file. */
-    @Override
-    public void decodeRow(int row, float[] dst, int off) {
-        Q4Lanes l = intDecode.readFile(() -> decodeRowFile(row, dst, off));
-        if (l != null) {
-            l.decodeRow(row, dst, off);
-        }
-    }
-
-    /** {@link #decodeRow} from the file's bytes. */
     void decodeRowFile(int row, float[] dst, int off) {
         long base = row * rowBytes;
         for (int b = 0; b < blocksPerRow; b++) {
@@ -110,7 +68,7 @@ public final class Q4_0Matrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
      * {@code dst[off..]} and its block scales to {@code scales[sOff..]}, for {@link Q4_0Gemm}.
      */
     void decodeShorts(int row, short[] dst, int off, float[] scales, int sOff) {
-        Q4Lanes l = intDecode.readFile(() -> decodeShortsFile(row, dst, off, scales, sOff));
+        Q4Lanes l = intDecode.copy.readFile(() -> decodeShortsFile(row, dst, off, scales, sOff));
         if (l != null) {
             l.decodeInts(row, dst, off, scales, null, sOff);
         }

@@ -26,7 +26,7 @@ import jdk.incubator.vector.VectorShuffle;
  * (0..3) is bytes 32g..32g+31: low nibbles are values 64g..64g+31 (sub-block 2g), high nibbles the next 32
  * (sub-block 2g+1). Value = d * scale * q - dmin * min.
  */
-public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Rows, WorkingCopy {
+public final class Q4_KMatrix extends Q4LanesMatrix {
     static final int BLOCK = GgmlType.Q4_K.blockSize();
     static final int BLOCK_BYTES = GgmlType.Q4_K.typeSize();
 
@@ -38,54 +38,12 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
      * {@link Q4_0Matrix#INT_DECODE}); {@code -Dedgelm.q4k.intdecode=false} keeps the float kernels.
      */
     static final boolean INT_DECODE = Boolean.parseBoolean(System.getProperty("edgelm.q4k.intdecode", "true"));
-    /** Integer decode on a repacked copy (with {@link #INT_DECODE}). */
-    private final Q4Lanes.Decode intDecode;
 
     public Q4_KMatrix(MemorySegment data, int rows, int cols) {
-        super(GgmlType.Q4_K, data, rows, cols, 32);
-        this.intDecode = new Q4Lanes.Decode(Q4Lanes.Format.Q4_K, data, rows, cols);
-    }
-
-    /** Bytes of the repacked copy for integer decode once a product has run (0 before, or with it off). */
-    public long repackedBytes() {
-        return intDecode.copyBytes();
+        super(GgmlType.Q4_K, Q4Lanes.Format.Q4_K, INT_DECODE, data, rows, cols, 32);
     }
 
     @Override
-    public void releaseFileAfterCopy() {
-        if (INT_DECODE) {
-            intDecode.releaseFileAfterCopy();
-        }
-    }
-
-    @Override
-    public void makeCopy(Parallel pool) {
-        if (INT_DECODE) {
-            intDecode.lanes(pool);
-        }
-    }
-
-    @Override
-    public long releasedBytes() {
-        return intDecode.releasedBytes();
-    }
-
-    @Override
-    public MemorySegment workingStorage() {
-        Q4Lanes l = intDecode.copy();
-        return l != null ? l.packed.asReadOnly() : storage();
-    }
-
-    /** From the copy once it exists (the same values: {@link Q4Lanes#decodeRow}), else from the file. */
-    @Override
-    public void decodeRow(int row, float[] dst, int off) {
-        Q4Lanes l = intDecode.readFile(() -> decodeRowFile(row, dst, off));
-        if (l != null) {
-            l.decodeRow(row, dst, off);
-        }
-    }
-
-    /** {@link #decodeRow} from the file's bytes. */
     void decodeRowFile(int row, float[] dst, int off) {
         long base = row * rowBytes;
         for (int b = 0; b < blocksPerRow; b++) {
@@ -208,7 +166,7 @@ public final class Q4_KMatrix extends QuantizedMatrix implements Int8Gemm.Int8Ro
      */
     @Override
     public void decodeInts(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
-        Q4Lanes l = intDecode.readFile(() -> decodeIntsFile(row, q, off, scale, bias, sOff));
+        Q4Lanes l = intDecode.copy.readFile(() -> decodeIntsFile(row, q, off, scale, bias, sOff));
         if (l != null) {
             l.decodeInts(row, q, off, scale, bias, sOff);
         }

@@ -73,31 +73,14 @@ final class Q6_KLanes {
     }
 
     /**
-     * As {@link #repack(MemorySegment, int, int, Arena, Parallel)}, in slabs of {@link Q4Lanes#SLAB} source bytes; with
+     * As {@link #repack(MemorySegment, int, int, Arena, Parallel)}, in slabs ({@link LazyCopy#inSlabs}); with
      * {@code released} non-null each slab's file pages are given back once repacked ({@link ModelMemory#release}), the
      * bytes added to {@code released[0]}: the caller guarantees that nothing reads {@code src} then.
      */
     static MemorySegment repack(MemorySegment src, int rows, int cols, Arena arena, Parallel pool, long[] released) {
         int blocks = cols / Q6_KMatrix.BLOCK;
         MemorySegment dst = ModelMemory.workingCopy(rowBytes(blocks) * rows, arena);
-        long srcRow = (long) blocks * Q6_KMatrix.BLOCK_BYTES;
-        int slabRows = (int) Math.max(1, Math.min(rows, Q4Lanes.SLAB / Math.max(1, srcRow)));
-        long from = 0;
-        for (int r0 = 0; r0 < rows; r0 += slabRows) {
-            int r1 = Math.min(rows, r0 + slabRows);
-            int base = r0;
-            if (pool == null) {
-                repackRows(src, dst, blocks, r0, r1);
-            } else {
-                pool.forRange(r1 - r0, 1, (long) (r1 - r0) * cols,
-                        (start, end) -> repackRows(src, dst, blocks, base + start, base + end));
-            }
-            if (released != null) {
-                long to = r1 == rows ? src.byteSize() : r1 * srcRow;
-                released[0] += ModelMemory.release(src, from, to);
-                from = ModelMemory.pageStart(src, to);
-            }
-        }
+        LazyCopy.inSlabs(src, rows, cols, pool, released, (r0, r1) -> repackRows(src, dst, blocks, r0, r1));
         return dst;
     }
 

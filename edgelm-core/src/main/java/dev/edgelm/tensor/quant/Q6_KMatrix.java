@@ -11,6 +11,7 @@ import static dev.edgelm.tensor.quant.Simd.P;
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.GgmlType;
 import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.Scratch;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
@@ -36,63 +37,37 @@ public final class Q6_KMatrix extends QuantizedMatrix implements WorkingCopy {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     /** The top byte of a 32-bit lane. */
     private static final int TOP = 0xFF000000;
+    /** Per calling thread: the rounded activations of the current one-token products ({@link #multiplyLanes}). */
+    private static final Scratch.Shorts ROUNDED = new Scratch.Shorts();
+    private static final Scratch.Floats SCALES = new Scratch.Floats();
 
     /**
      * Whether one-token products ({@code matmul} of one token, of independent tokens, {@code dotRow}) take the integer
      * kernel {@link Q6_KLanes}: with 16 float lanes (AVX-512), where it measured 2.0x the float kernel it replaced
-     * from L2 and 1.39x streamed (248,320 x 1024), one thread ({@code Q6KLanesCpuTime}). Not on 8 lanes (AVX2):
+     * from L2 and 1.16-1.39x streamed (248,320 x 1024), one thread ({@code Q6KLanesCpuTime}). Not on 8 lanes (AVX2):
      * 1.26x from L2 but 0.94x streamed, so {@link #dot8} stays (docs/lab/kquant-decode.md).
      */
     static final boolean INT8 = L == 16;
 
-    /** The {@link Q6_KLanes} copy of the rows, made on the first product ({@link #lanes}); null before. */
-    private volatile MemorySegment lanes;
-    /** Whether the file's pages of this tensor are given back once copied ({@link WorkingCopy}). */
-    private volatile boolean releaseFile;
-    /** Read lock: a read of the file's bytes before the copy; write lock: their release. */
-    private final java.util.concurrent.locks.ReentrantReadWriteLock file = new java.util.concurrent.locks.ReentrantReadWriteLock();
-    private volatile long released;
+    /**
+     * The rows in {@link Q6_KLanes}'s layout (1.31x the file's bytes), made on the first product or when the loader
+     * asks; from then on {@link #decodeRow} (token embeddings of a tied head, prefill) reads it too.
+     */
+    private final LazyCopy<MemorySegment> copy =
+            new LazyCopy<>((pool, released) -> Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool, released));
 
     public Q6_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q6_K, data, rows, cols, 0);
     }
 
-    /**
-     * The rows in {@link Q6_KLanes}'s layout: a copy in memory of its own (1.31x the file's bytes, freed with this
-     * matrix), made once, on {@code pool}'s threads (or the caller's if null). From then on {@link #decodeRow} (token
-     * embeddings of a tied head, prefill) reads it too, and where asked the file's pages are released.
-     */
     private MemorySegment lanes(Parallel pool) {
-        MemorySegment w = lanes;
-        if (w == null) {
-            synchronized (this) {
-                w = lanes;
-                if (w == null) {
-                    if (releaseFile) {
-                        // the file's pages go slab by slab as they are copied: readers of the file wait (once)
-                        file.writeLock().lock();
-                        try {
-                            long[] freed = new long[1];
-                            w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool, freed);
-                            lanes = w;
-                            released = freed[0];
-                        } finally {
-                            file.writeLock().unlock();
-                        }
-                    } else {
-                        w = Q6_KLanes.repack(data, rows, cols, Arena.ofAuto(), pool);
-                        lanes = w;
-                    }
-                }
-            }
-        }
-        return w;
+        return copy.get(pool);
     }
 
     @Override
     public void releaseFileAfterCopy() {
         if (INT8) {
-            releaseFile = true;
+            copy.releaseFileAfterCopy();
         }
     }
 
@@ -105,35 +80,34 @@ public final class Q6_KMatrix extends QuantizedMatrix implements WorkingCopy {
 
     @Override
     public long releasedBytes() {
-        return released;
+        return copy.releasedBytes();
     }
 
     @Override
     public MemorySegment workingStorage() {
-        MemorySegment w = lanes;
+        MemorySegment w = copy.copy();
         return w != null ? w.asReadOnly() : storage();
     }
 
     /** Bytes of the integer kernel's copy, once made (0 before, and without {@link #INT8}). */
     public long laneBytes() {
-        MemorySegment w = lanes;
+        MemorySegment w = copy.copy();
         return w == null ? 0 : w.byteSize();
     }
 
     /**
      * The integer kernel over every token of {@code in} (each one-token, as {@link #dot} computes it): each token
-     * rounded to int8 once per call (fresh arrays: a fused section may run after another matrix's call), then
+     * rounded to int8 once per call (into the calling thread's scratch arrays, fresh ones in a fused section), then
      * per row and token {@link Q6_KLanes#dot}.
      */
     private void multiplyLanes(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
-        if (pool.fusing()) {
-            lanes(null);
-        }
         MemorySegment w = lanes(pool);
         int n = in.tokens();
         float[] x = in.x();
-        short[] xq = new short[n * cols];
-        float[] dx = new float[n * blocksPerRow];
+        // a fused section runs after this call returns, beside other matrices' products: arrays of its own then
+        boolean fusing = pool.fusing();
+        short[] xq = fusing ? new short[n * cols] : ROUNDED.get(n * cols);
+        float[] dx = fusing ? new float[n * blocksPerRow] : SCALES.get(n * blocksPerRow);
         for (int t = 0; t < n; t++) {
             Q6_KLanes.quantize(x, t * cols, cols, xq, t * cols, dx, t * blocksPerRow);
         }
@@ -159,24 +133,10 @@ public final class Q6_KMatrix extends QuantizedMatrix implements WorkingCopy {
     /** From the copy once it exists ({@link Q6_KLanes#decodeRow}: the same values), else from the file. */
     @Override
     public void decodeRow(int row, float[] dst, int off) {
-        MemorySegment w = lanes;
-        if (w == null && releaseFile) {
-            file.readLock().lock();
-            try {
-                w = lanes;
-                if (w == null) {
-                    decodeRowFile(row, dst, off);
-                    return;
-                }
-            } finally {
-                file.readLock().unlock();
-            }
-        }
+        MemorySegment w = copy.readFile(() -> decodeRowFile(row, dst, off));
         if (w != null) {
             Q6_KLanes.decodeRow(w, blocksPerRow, row, dst, off);
-            return;
         }
-        decodeRowFile(row, dst, off);
     }
 
     /** {@link #decodeRow} from the file's bytes. */
@@ -306,7 +266,7 @@ public final class Q6_KMatrix extends QuantizedMatrix implements WorkingCopy {
         }
         if (INT8) {
             // the copy before the first prefill chunk, so that prefill's decodeRow reads it (and the file can be released)
-            lanes(pool.fusing() ? null : pool);
+            lanes(pool);
         }
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);

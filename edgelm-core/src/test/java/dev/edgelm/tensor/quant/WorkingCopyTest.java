@@ -182,7 +182,7 @@ class WorkingCopyTest {
         Random r = new Random(43);
         int cols = 3584;
         // 18 MiB of Q4_0: two slabs, the boundary inside a page
-        int rows = (int) (Q4Lanes.SLAB / GgmlType.Q4_0.byteSize(cols)) + 700;
+        int rows = (int) (LazyCopy.SLAB / GgmlType.Q4_0.byteSize(cols)) + 700;
         try (Arena arena = Arena.ofShared(); Parallel pool = new Parallel(2)) {
             byte[] bytes = randomBlocks(GgmlType.Q4_0, rows, cols, r, 0);
             MemorySegment src = nativeCopy(bytes, arena);
@@ -194,7 +194,7 @@ class WorkingCopyTest {
             for (long o = 0; o + 8 <= src.byteSize() / 4096 * 4096; o += 512) {
                 assertEquals(0L, src.get(ValueLayout.JAVA_LONG_UNALIGNED, o), "byte " + o + " still held");
             }
-            int boundary = (int) (Q4Lanes.SLAB / GgmlType.Q4_0.byteSize(cols));
+            int boundary = (int) (LazyCopy.SLAB / GgmlType.Q4_0.byteSize(cols));
             for (int row : new int[] {0, boundary - 1, boundary, rows - 1}) {
                 float[] fromCopy = new float[cols];
                 float[] fromFile = new float[cols];
