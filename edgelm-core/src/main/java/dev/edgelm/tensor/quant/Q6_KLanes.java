@@ -9,6 +9,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
@@ -114,13 +115,103 @@ final class Q6_KLanes {
         }
     }
 
+    // decodeRow's transpose of a pair's lanes back to rows (512-bit vectors only: the copy exists only there). A pair
+    // is 16 rows (element k) of 32 bytes (lane: sub-block), widened to 32 shorts each; four rounds of two-vector zips
+    // (vpermi2w, vpermi2d, vpermi2q, vpermi2q) gather a sub-block's 16 elements into one 256-bit half: round 1 pairs
+    // rows 2i and 2i+1 for one super-block's 16 lanes, round 2 pairs those pairs (32-bit units), round 3 the 64-bit
+    // units, round 4 the 128-bit units. Byte permutes are avoided: 512-bit ones need VBMI, which not every AVX-512
+    // CPU has (without it C2 leaves them to the Java fallback).
+    private static final VectorSpecies<Short> S32 = ShortVector.SPECIES_512;
+    private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
+    private static final VectorSpecies<Integer> I16 = IntVector.SPECIES_512;
+    private static final VectorSpecies<Long> L8 = LongVector.SPECIES_512;
+    /** Lane i: lane i/2 of the first table (i even) or of the second (odd), from the lower halves; add n/2 for the upper. */
+    private static final ShortVector ZIP16 = ShortVector.fromArray(S32, zip16(), 0);
+    private static final IntVector ZIP32 = IntVector.fromArray(I16, zip32(), 0);
+    private static final LongVector ZIP64 = LongVector.fromArray(L8, zip64(), 0);
+    /** The same for 128-bit units (pairs of 64-bit lanes); add 4 for the upper halves. */
+    private static final LongVector ZIP128 = LongVector.fromArray(L8, zip128(), 0);
+
+    private static short[] zip16() {
+        short[] a = new short[32];
+        for (int i = 0; i < 32; i++) {
+            a[i] = (short) (i / 2 + (i % 2) * 32);
+        }
+        return a;
+    }
+
+    private static int[] zip32() {
+        int[] a = new int[16];
+        for (int i = 0; i < 16; i++) {
+            a[i] = i / 2 + (i % 2) * 16;
+        }
+        return a;
+    }
+
+    private static long[] zip64() {
+        long[] a = new long[8];
+        for (int i = 0; i < 8; i++) {
+            a[i] = i / 2 + (i % 2) * 8;
+        }
+        return a;
+    }
+
+    private static long[] zip128() {
+        long[] a = new long[8];
+        for (int i = 0; i < 8; i++) {
+            int u = i / 2;
+            a[i] = (u % 2) * 8 + 2 * (u / 2) + i % 2;
+        }
+        return a;
+    }
+
     /**
      * Row {@code row} of the copy {@code w} (rows of {@code blocks} super-blocks) as floats into {@code dst[off ..]}:
-     * {@code (q - 32) * (d * sc)}, the file decoder's operations, so the same bits.
+     * {@code (q - 32) * (d * sc)}, the file decoder's operations, so the same bits. Pairs through the transpose above
+     * with 512-bit vectors, a row's odd last super-block (and every super-block on smaller vectors) by scalar code.
      */
     static void decodeRow(MemorySegment w, int blocks, int row, float[] dst, int off) {
         long base = row * rowBytes(blocks);
-        for (int b = 0; b < blocks; b++) {
+        int pairs = S.length() == 32 ? blocks / 2 : 0;
+        for (int p = 0; p < pairs; p++) {
+            long at = base + (long) p * PAIR_BYTES;
+            for (int h1 = 0; h1 < 2; h1++) {
+                // super-block 2p + h1: lanes 16 h1 .. 16 h1 + 15
+                float d = w.get(FLOAT, at + 544 + 4L * h1);
+                long sc = at + 512 + 16L * h1;
+                int e = off + (2 * p + h1) * Q6_KMatrix.BLOCK;
+                ShortVector z1 = ZIP16.add((short) (16 * h1));
+                IntVector a0 = z1.selectFrom(row(w, at, 0), row(w, at, 1)).reinterpretAsInts();
+                IntVector a1 = z1.selectFrom(row(w, at, 2), row(w, at, 3)).reinterpretAsInts();
+                IntVector a2 = z1.selectFrom(row(w, at, 4), row(w, at, 5)).reinterpretAsInts();
+                IntVector a3 = z1.selectFrom(row(w, at, 6), row(w, at, 7)).reinterpretAsInts();
+                IntVector a4 = z1.selectFrom(row(w, at, 8), row(w, at, 9)).reinterpretAsInts();
+                IntVector a5 = z1.selectFrom(row(w, at, 10), row(w, at, 11)).reinterpretAsInts();
+                IntVector a6 = z1.selectFrom(row(w, at, 12), row(w, at, 13)).reinterpretAsInts();
+                IntVector a7 = z1.selectFrom(row(w, at, 14), row(w, at, 15)).reinterpretAsInts();
+                for (int h2 = 0; h2 < 2; h2++) {
+                    // sub-blocks 8 h2 .. 8 h2 + 7 of the super-block
+                    IntVector z2 = ZIP32.add(8 * h2);
+                    LongVector b0 = z2.selectFrom(a0, a1).reinterpretAsLongs();
+                    LongVector b1 = z2.selectFrom(a2, a3).reinterpretAsLongs();
+                    LongVector b2 = z2.selectFrom(a4, a5).reinterpretAsLongs();
+                    LongVector b3 = z2.selectFrom(a6, a7).reinterpretAsLongs();
+                    LongVector z3 = ZIP64.add(4);
+                    LongVector c00 = ZIP64.selectFrom(b0, b1);
+                    LongVector c01 = z3.selectFrom(b0, b1);
+                    LongVector c10 = ZIP64.selectFrom(b2, b3);
+                    LongVector c11 = z3.selectFrom(b2, b3);
+                    LongVector z4 = ZIP128.add(4);
+                    int g = 8 * h2;
+                    // sub-blocks g, g+1 | g+2, g+3 | g+4, g+5 | g+6, g+7
+                    subBlocks(ZIP128.selectFrom(c00, c10).reinterpretAsShorts(), w, sc, d, g, dst, e);
+                    subBlocks(z4.selectFrom(c00, c10).reinterpretAsShorts(), w, sc, d, g + 2, dst, e);
+                    subBlocks(ZIP128.selectFrom(c01, c11).reinterpretAsShorts(), w, sc, d, g + 4, dst, e);
+                    subBlocks(z4.selectFrom(c01, c11).reinterpretAsShorts(), w, sc, d, g + 6, dst, e);
+                }
+            }
+        }
+        for (int b = 2 * pairs; b < blocks; b++) {
             long at = base + (long) (b / 2) * PAIR_BYTES;
             boolean tail = b >= 2 * (blocks / 2);
             int width = tail ? 16 : 32;
@@ -136,6 +227,21 @@ final class Q6_KLanes {
                 }
             }
         }
+    }
+
+    /** Row k of a pair (element k of its 32 sub-blocks) widened to shorts. */
+    private static ShortVector row(MemorySegment w, long at, int k) {
+        return (ShortVector) ByteVector.fromMemorySegment(B32, w, at + 32L * k, LE).convertShape(VectorOperators.B2S, S32, 0);
+    }
+
+    /** Sub-blocks g and g+1 (the two halves of {@code v}, 16 elements each) scaled into {@code dst[e + 16 g ..]}. */
+    private static void subBlocks(ShortVector v, MemorySegment w, long sc, float d, int g, float[] dst, int e) {
+        FloatVector ds0 = FloatVector.broadcast(F, d * w.get(ValueLayout.JAVA_BYTE, sc + g));
+        FloatVector ds1 = FloatVector.broadcast(F, d * w.get(ValueLayout.JAVA_BYTE, sc + g + 1));
+        ((FloatVector) ((IntVector) v.convertShape(VectorOperators.S2I, I16, 0)).convert(VectorOperators.I2F, 0))
+                .mul(ds0).intoArray(dst, e + 16 * g);
+        ((FloatVector) ((IntVector) v.convertShape(VectorOperators.S2I, I16, 1)).convert(VectorOperators.I2F, 0))
+                .mul(ds1).intoArray(dst, e + 16 * g + 16);
     }
 
     /** The 256 values {@code q - 32} of the file's super-block at {@code in[o ..]}, in order. */

@@ -221,6 +221,27 @@ class WorkingCopyTest {
         }
     }
 
+    /** Q6_K rows of 1 to 6 super-blocks (pairs and an odd tail), from the copy at an offset, as the file decodes them. */
+    @Test
+    void q6_KCopyDecoderAgreesWithTheFileAtEveryRowLength() {
+        assumeTrue(Q6_KMatrix.INT8);
+        Random r = new Random(45);
+        int rows = 3;
+        for (int sbl = 1; sbl <= 6; sbl++) {
+            int superBlocks = sbl;
+            int cols = 256 * superBlocks;
+            byte[] bytes = randomBlocks(GgmlType.Q6_K, rows, cols, r, 208);
+            Q6_KMatrix m = new Q6_KMatrix(Blocks.segment(bytes), rows, cols);
+            Q6_KMatrix file = new Q6_KMatrix(Blocks.segment(bytes), rows, cols);
+            m.makeCopy(null);
+            for (int rr = 0; rr < rows; rr++) {
+                int row = rr;
+                checkFloatRow(cols, "Q6_K " + superBlocks + " super-blocks, row " + row,
+                        (dst, off) -> m.decodeRow(row, dst, off), (dst, off) -> file.decodeRowFile(row, dst, off));
+            }
+        }
+    }
+
     @FunctionalInterface
     interface FloatRow {
         void decode(float[] dst, int off);
