@@ -168,48 +168,15 @@ final class Q6_KLanes {
     /**
      * Row {@code row} of the copy {@code w} (rows of {@code blocks} super-blocks) as floats into {@code dst[off ..]}:
      * {@code (q - 32) * (d * sc)}, the file decoder's operations, so the same bits. Pairs through the transpose above
-     * with 512-bit vectors, a row's odd last super-block (and every super-block on smaller vectors) by scalar code.
+     * with 512-bit vectors, each round a small loop over 16 vectors kept in a per-thread scratch array (L1); a row's
+     * odd last super-block (and every super-block on smaller vectors) by scalar code.
      */
     static void decodeRow(MemorySegment w, int blocks, int row, float[] dst, int off) {
         long base = row * rowBytes(blocks);
         int pairs = S.length() == 32 ? blocks / 2 : 0;
+        short[] t = pairs > 0 ? TRANSPOSE.get() : null;
         for (int p = 0; p < pairs; p++) {
-            long at = base + (long) p * PAIR_BYTES;
-            for (int h1 = 0; h1 < 2; h1++) {
-                // super-block 2p + h1: lanes 16 h1 .. 16 h1 + 15
-                float d = w.get(FLOAT, at + 544 + 4L * h1);
-                long sc = at + 512 + 16L * h1;
-                int e = off + (2 * p + h1) * Q6_KMatrix.BLOCK;
-                ShortVector z1 = ZIP16.add((short) (16 * h1));
-                IntVector a0 = z1.selectFrom(row(w, at, 0), row(w, at, 1)).reinterpretAsInts();
-                IntVector a1 = z1.selectFrom(row(w, at, 2), row(w, at, 3)).reinterpretAsInts();
-                IntVector a2 = z1.selectFrom(row(w, at, 4), row(w, at, 5)).reinterpretAsInts();
-                IntVector a3 = z1.selectFrom(row(w, at, 6), row(w, at, 7)).reinterpretAsInts();
-                IntVector a4 = z1.selectFrom(row(w, at, 8), row(w, at, 9)).reinterpretAsInts();
-                IntVector a5 = z1.selectFrom(row(w, at, 10), row(w, at, 11)).reinterpretAsInts();
-                IntVector a6 = z1.selectFrom(row(w, at, 12), row(w, at, 13)).reinterpretAsInts();
-                IntVector a7 = z1.selectFrom(row(w, at, 14), row(w, at, 15)).reinterpretAsInts();
-                for (int h2 = 0; h2 < 2; h2++) {
-                    // sub-blocks 8 h2 .. 8 h2 + 7 of the super-block
-                    IntVector z2 = ZIP32.add(8 * h2);
-                    LongVector b0 = z2.selectFrom(a0, a1).reinterpretAsLongs();
-                    LongVector b1 = z2.selectFrom(a2, a3).reinterpretAsLongs();
-                    LongVector b2 = z2.selectFrom(a4, a5).reinterpretAsLongs();
-                    LongVector b3 = z2.selectFrom(a6, a7).reinterpretAsLongs();
-                    LongVector z3 = ZIP64.add(4);
-                    LongVector c00 = ZIP64.selectFrom(b0, b1);
-                    LongVector c01 = z3.selectFrom(b0, b1);
-                    LongVector c10 = ZIP64.selectFrom(b2, b3);
-                    LongVector c11 = z3.selectFrom(b2, b3);
-                    LongVector z4 = ZIP128.add(4);
-                    int g = 8 * h2;
-                    // sub-blocks g, g+1 | g+2, g+3 | g+4, g+5 | g+6, g+7
-                    subBlocks(ZIP128.selectFrom(c00, c10).reinterpretAsShorts(), w, sc, d, g, dst, e);
-                    subBlocks(z4.selectFrom(c00, c10).reinterpretAsShorts(), w, sc, d, g + 2, dst, e);
-                    subBlocks(ZIP128.selectFrom(c01, c11).reinterpretAsShorts(), w, sc, d, g + 4, dst, e);
-                    subBlocks(z4.selectFrom(c01, c11).reinterpretAsShorts(), w, sc, d, g + 6, dst, e);
-                }
-            }
+            decodePair(w, base + (long) p * PAIR_BYTES, t, dst, off + 2 * p * Q6_KMatrix.BLOCK);
         }
         for (int b = 2 * pairs; b < blocks; b++) {
             long at = base + (long) (b / 2) * PAIR_BYTES;
@@ -229,19 +196,55 @@ final class Q6_KLanes {
         }
     }
 
-    /** Row k of a pair (element k of its 32 sub-blocks) widened to shorts. */
-    private static ShortVector row(MemorySegment w, long at, int k) {
-        return (ShortVector) ByteVector.fromMemorySegment(B32, w, at + 32L * k, LE).convertShape(VectorOperators.B2S, S32, 0);
-    }
+    /** Per thread: the transpose's two sets of 16 vectors of 32 shorts. */
+    private static final ThreadLocal<short[]> TRANSPOSE = ThreadLocal.withInitial(() -> new short[2 * 16 * 32]);
 
-    /** Sub-blocks g and g+1 (the two halves of {@code v}, 16 elements each) scaled into {@code dst[e + 16 g ..]}. */
-    private static void subBlocks(ShortVector v, MemorySegment w, long sc, float d, int g, float[] dst, int e) {
-        FloatVector ds0 = FloatVector.broadcast(F, d * w.get(ValueLayout.JAVA_BYTE, sc + g));
-        FloatVector ds1 = FloatVector.broadcast(F, d * w.get(ValueLayout.JAVA_BYTE, sc + g + 1));
-        ((FloatVector) ((IntVector) v.convertShape(VectorOperators.S2I, I16, 0)).convert(VectorOperators.I2F, 0))
-                .mul(ds0).intoArray(dst, e + 16 * g);
-        ((FloatVector) ((IntVector) v.convertShape(VectorOperators.S2I, I16, 1)).convert(VectorOperators.I2F, 0))
-                .mul(ds1).intoArray(dst, e + 16 * g + 16);
+    /**
+     * The pair at {@code at} into {@code dst[e .. e + 512)}. Vector v of a round is {@code t[32 v ..]} (round 2 and 4
+     * read what rounds 1 and 3 wrote at 0.., and write at 512..). Written as one block of straight-line code (the whole
+     * transpose in registers), C1's profiled compile ran out of virtual registers ("out of virtual registers in LIR
+     * generator"), the method stayed in C1's unprofiled code for seconds: 30 ns a value.
+     */
+    private static void decodePair(MemorySegment w, long at, short[] t, float[] dst, int e) {
+        // round 1: rows 2i, 2i+1 of super-block h (lanes 16h ..) as 32-bit units: vector 8h + i
+        for (int i = 0; i < 8; i++) {
+            ShortVector r0 = (ShortVector) ByteVector.fromMemorySegment(B32, w, at + 64L * i, LE)
+                    .convertShape(VectorOperators.B2S, S32, 0);
+            ShortVector r1 = (ShortVector) ByteVector.fromMemorySegment(B32, w, at + 64L * i + 32, LE)
+                    .convertShape(VectorOperators.B2S, S32, 0);
+            ZIP16.selectFrom(r0, r1).intoArray(t, 32 * i);
+            ZIP16.add((short) 16).selectFrom(r0, r1).intoArray(t, 32 * (8 + i));
+        }
+        // round 2: vector v = 8h + 4h2 + i: rows 4i .. 4i+3 of sub-blocks 8h2 .. 8h2+7 as 64-bit units
+        for (int v = 0; v < 16; v++) {
+            int src = (v & 8) + 2 * (v & 3);
+            ZIP32.add(8 * ((v >> 2) & 1)).selectFrom(ShortVector.fromArray(S32, t, 32 * src).reinterpretAsInts(),
+                    ShortVector.fromArray(S32, t, 32 * (src + 1)).reinterpretAsInts())
+                    .reinterpretAsShorts().intoArray(t, 512 + 32 * v);
+        }
+        // round 3: vector v = 8h + 4h2 + 2i + h3: rows 8i .. 8i+7 of sub-blocks 8h2 + 4h3 .. as 128-bit units
+        for (int v = 0; v < 16; v++) {
+            int src = (v & 12) + 2 * ((v >> 1) & 1);
+            ZIP64.add(4 * (v & 1)).selectFrom(ShortVector.fromArray(S32, t, 512 + 32 * src).reinterpretAsLongs(),
+                    ShortVector.fromArray(S32, t, 512 + 32 * (src + 1)).reinterpretAsLongs())
+                    .reinterpretAsShorts().intoArray(t, 32 * v);
+        }
+        // round 4: v = 8h + 4h2 + 2h3 + h4: sub-blocks g, g + 1 (g = 8h2 + 4h3 + 2h4) of super-block h, 16 elements each
+        for (int v = 0; v < 16; v++) {
+            int src = (v & 12) + ((v >> 1) & 1);
+            ShortVector s = ZIP128.add(4 * (v & 1)).selectFrom(
+                    ShortVector.fromArray(S32, t, 32 * src).reinterpretAsLongs(),
+                    ShortVector.fromArray(S32, t, 32 * (src + 2)).reinterpretAsLongs()).reinterpretAsShorts();
+            int h = v >> 3;
+            int g = 2 * (v & 7);
+            float d = w.get(FLOAT, at + 544 + 4L * h);
+            long sc = at + 512 + 16L * h + g;
+            int x = e + 256 * h + 16 * g;
+            ((FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I16, 0)).convert(VectorOperators.I2F, 0))
+                    .mul(d * w.get(ValueLayout.JAVA_BYTE, sc)).intoArray(dst, x);
+            ((FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I16, 1)).convert(VectorOperators.I2F, 0))
+                    .mul(d * w.get(ValueLayout.JAVA_BYTE, sc + 1)).intoArray(dst, x + 16);
+        }
     }
 
     /** The 256 values {@code q - 32} of the file's super-block at {@code in[o ..]}, in order. */
