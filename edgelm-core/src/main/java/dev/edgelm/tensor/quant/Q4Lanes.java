@@ -334,34 +334,94 @@ final class Q4Lanes {
         return Simd.sum(acc);
     }
 
+    // The decoders' transpose of a group's lanes back to rows. A group's 8 word vectors hold word k of block j in
+    // lane j; a quarter of the group's blocks (G/4 of them) with words k0 .. k0+3 (elements 4k0 .. 4k0+15 of each) is
+    // two rounds of zips (two-vector selectFrom: one vpermi2w/vpermi2d each with AVX-512): words (k0, k0+1) and
+    // (k0+2, k0+3) interleaved as 16-bit lanes, then those pairs as 32-bit lanes, so that 64-bit lane m holds block
+    // m's four words. Each output vector of L values then takes L/4 of those words, each word spread over four
+    // 32-bit lanes (SPREAD), shifted by 0, 4, 8, 12 (SHIFTS) and masked: the nibbles in row order.
+    /** Lane i: lane i/2 of the first table (i even) or of the second (odd), from the tables' lower halves. */
+    private static final ShortVector ZIP_S = ShortVector.fromArray(S, zipIndex(G), 0);
+    private static final IntVector ZIP_I = IntVector.fromArray(I, ints(zipIndex(G / 2)), 0);
+    /** Int lane e (short lane 2e, and 2e+1 whose bits the mask drops) takes word e/4. */
+    private static final ShortVector SPREAD = ShortVector.fromArray(S, spreadIndex(), 0);
+    private static final IntVector SHIFTS = IntVector.fromArray(I, shifts(), 0);
+
+    private static short[] zipIndex(int n) {
+        short[] index = new short[S.length()];
+        for (int i = 0; i < index.length && i < 2 * n; i++) {
+            index[i] = (short) (i / 2 + (i % 2) * n);
+        }
+        return index;
+    }
+
+    private static int[] ints(short[] index) {
+        int[] a = new int[I.length()];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = index[i];
+        }
+        return a;
+    }
+
+    private static short[] spreadIndex() {
+        short[] index = new short[S.length()];
+        for (int i = 0; i < index.length; i++) {
+            index[i] = (short) (i / 8);
+        }
+        return index;
+    }
+
+    private static int[] shifts() {
+        int[] a = new int[I.length()];
+        for (int e = 0; e < a.length; e++) {
+            a[e] = 4 * (e % 4);
+        }
+        return a;
+    }
+
     /**
      * Row {@code row}'s values from the copy into {@code dst[off .. off+cols)}, bit for bit what the file's decoder
-     * gives: Q4_0 {@code (q - 8) * d}, Q4_K {@code q * (d * sc) - dmin * m} (the same float operations). Group by
-     * group, word-major as the copy lies (sequential reads, each block's 32 values written 4 at a time).
+     * gives: Q4_0 {@code (q - 8) * d}, Q4_K {@code q * (d * sc) - dmin * m} (the same float operations, on vectors of
+     * L values: the transpose above).
      */
     void decodeRow(int row, float[] dst, int off) {
         int blocks = cols / BLOCK;
+        MemorySegment m = packed;
         long g = row * rowBytes;
         for (int b0 = 0; b0 < blocks; b0 += G, g += groupBytes) {
             int w = b0 / G < groups ? G : H;
             int n = Math.min(w, blocks - b0);
-            for (int j = 0; j < n; j++) {
-                float a = packed.get(FLOAT, g + 16L * w + 4L * j);
-                float c = biased ? packed.get(FLOAT, g + 20L * w + 4L * j) : 0f;
-                int e = off + (b0 + j) * BLOCK;
-                for (int k = 0; k < 8; k++) {
-                    int u = packed.get(SHORT, g + 2L * (k * w + j));
-                    int x = e + 4 * k;
+            for (int y = 0; y < 8; y++) {
+                // y / 4: words 0..3 (elements 0..15 of each block) or 4..7 (16..31); y % 4: a quarter of the lanes.
+                // A half-width group's words are read G lanes wide: its lanes H.. are the next words (never written)
+                int k0 = 4 * (y >> 2);
+                int quarter = y & 3;
+                int first = quarter * (G / 4);
+                if (first >= n) {
+                    continue;
+                }
+                long wk = g + 2L * k0 * w;
+                ShortVector zip = ZIP_S.add((short) ((quarter >> 1) * (G / 2)));
+                ShortVector x01 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk, LE),
+                        ShortVector.fromMemorySegment(S, m, wk + 2L * w, LE));
+                ShortVector x23 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk + 4L * w, LE),
+                        ShortVector.fromMemorySegment(S, m, wk + 6L * w, LE));
+                ShortVector words = ZIP_I.add((quarter & 1) * (G / 4))
+                        .selectFrom(x01.reinterpretAsInts(), x23.reinterpretAsInts()).reinterpretAsShorts();
+                for (int j = 0; j < 8; j++) {
+                    int b = first + j * L / 16;
+                    if (b >= n) {
+                        break;
+                    }
+                    IntVector u = SPREAD.add((short) (j * L / 4)).selectFrom(words).reinterpretAsInts()
+                            .lanewise(VectorOperators.LSHR, SHIFTS).and(0x0F);
+                    int x = off + (b0 + b) * BLOCK + 4 * k0 + (j * L) % 16;
+                    float a = m.get(FLOAT, g + 16L * w + 4L * b);
                     if (biased) {
-                        dst[x] = (u & 0xF) * a - c;
-                        dst[x + 1] = (u >>> 4 & 0xF) * a - c;
-                        dst[x + 2] = (u >>> 8 & 0xF) * a - c;
-                        dst[x + 3] = (u >>> 12 & 0xF) * a - c;
+                        ((FloatVector) u.convert(VectorOperators.I2F, 0)).mul(a)
+                                .sub(m.get(FLOAT, g + 20L * w + 4L * b)).intoArray(dst, x);
                     } else {
-                        dst[x] = ((u & 0xF) - 8) * a;
-                        dst[x + 1] = ((u >>> 4 & 0xF) - 8) * a;
-                        dst[x + 2] = ((u >>> 8 & 0xF) - 8) * a;
-                        dst[x + 3] = ((u >>> 12 & 0xF) - 8) * a;
+                        ((FloatVector) u.sub(8).convert(VectorOperators.I2F, 0)).mul(a).intoArray(dst, x);
                     }
                 }
             }
@@ -369,31 +429,48 @@ final class Q4Lanes {
     }
 
     /**
-     * {@link Int8Gemm.Int8Rows#decodeInts} from the copy, bit for bit the file's: {@code q - 8} per element, per block of
-     * 32 the scale {@code a} and (Q4_K only) the bias {@code 8 * a - dmin * m}.
+     * {@link Int8Gemm.Int8Rows#decodeInts} from the copy, bit for bit the file's: {@code q - 8} per element (the
+     * transpose of {@link #decodeRow}, narrowed to 16 bits), per block of 32 the scale {@code a} and (Q4_K only) the
+     * bias {@code 8 * a - dmin * m}.
      */
     void decodeInts(int row, short[] q, int off, float[] scale, float[] bias, int sOff) {
         int blocks = cols / BLOCK;
+        MemorySegment m = packed;
         long g = row * rowBytes;
         for (int b0 = 0; b0 < blocks; b0 += G, g += groupBytes) {
             int w = b0 / G < groups ? G : H;
             int n = Math.min(w, blocks - b0);
             for (int j = 0; j < n; j++) {
-                float a = packed.get(FLOAT, g + 16L * w + 4L * j);
+                float a = m.get(FLOAT, g + 16L * w + 4L * j);
                 scale[sOff + b0 + j] = a;
                 if (biased) {
-                    bias[sOff + b0 + j] = 8 * a - packed.get(FLOAT, g + 20L * w + 4L * j);
+                    bias[sOff + b0 + j] = 8 * a - m.get(FLOAT, g + 20L * w + 4L * j);
                 }
             }
-            for (int k = 0; k < 8; k++) {
-                long wk = g + 2L * k * w;
-                for (int j = 0; j < n; j++) {
-                    int u = packed.get(SHORT, wk + 2L * j);
-                    int x = off + (b0 + j) * BLOCK + 4 * k;
-                    q[x] = (short) ((u & 0xF) - 8);
-                    q[x + 1] = (short) ((u >>> 4 & 0xF) - 8);
-                    q[x + 2] = (short) ((u >>> 8 & 0xF) - 8);
-                    q[x + 3] = (short) ((u >>> 12 & 0xF) - 8);
+            for (int y = 0; y < 8; y++) {
+                int k0 = 4 * (y >> 2);
+                int quarter = y & 3;
+                int first = quarter * (G / 4);
+                if (first >= n) {
+                    continue;
+                }
+                long wk = g + 2L * k0 * w;
+                ShortVector zip = ZIP_S.add((short) ((quarter >> 1) * (G / 2)));
+                ShortVector x01 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk, LE),
+                        ShortVector.fromMemorySegment(S, m, wk + 2L * w, LE));
+                ShortVector x23 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk + 4L * w, LE),
+                        ShortVector.fromMemorySegment(S, m, wk + 6L * w, LE));
+                ShortVector words = ZIP_I.add((quarter & 1) * (G / 4))
+                        .selectFrom(x01.reinterpretAsInts(), x23.reinterpretAsInts()).reinterpretAsShorts();
+                for (int j = 0; j < 8; j++) {
+                    int b = first + j * L / 16;
+                    if (b >= n) {
+                        break;
+                    }
+                    IntVector u = SPREAD.add((short) (j * L / 4)).selectFrom(words).reinterpretAsInts()
+                            .lanewise(VectorOperators.LSHR, SHIFTS).and(0x0F);
+                    ((ShortVector) u.sub(8).convertShape(VectorOperators.I2S, SH, 0))
+                            .intoArray(q, off + (b0 + b) * BLOCK + 4 * k0 + (j * L) % 16);
                 }
             }
         }

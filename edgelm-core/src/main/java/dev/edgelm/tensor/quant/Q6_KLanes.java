@@ -9,6 +9,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
@@ -114,13 +115,70 @@ final class Q6_KLanes {
         }
     }
 
+    // decodeRow's transpose of a pair's lanes back to rows (512-bit vectors only: the copy exists only there). A pair
+    // is 16 rows (element k) of 32 bytes (lane: sub-block), widened to 32 shorts each; four rounds of two-vector zips
+    // (vpermi2w, vpermi2d, vpermi2q, vpermi2q) gather a sub-block's 16 elements into one 256-bit half: round 1 pairs
+    // rows 2i and 2i+1 for one super-block's 16 lanes, round 2 pairs those pairs (32-bit units), round 3 the 64-bit
+    // units, round 4 the 128-bit units. Byte permutes are avoided: 512-bit ones need VBMI, which not every AVX-512
+    // CPU has (without it C2 leaves them to the Java fallback).
+    private static final VectorSpecies<Short> S32 = ShortVector.SPECIES_512;
+    private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
+    private static final VectorSpecies<Integer> I16 = IntVector.SPECIES_512;
+    private static final VectorSpecies<Long> L8 = LongVector.SPECIES_512;
+    /** Lane i: lane i/2 of the first table (i even) or of the second (odd), from the lower halves; add n/2 for the upper. */
+    private static final ShortVector ZIP16 = ShortVector.fromArray(S32, zip16(), 0);
+    private static final IntVector ZIP32 = IntVector.fromArray(I16, zip32(), 0);
+    private static final LongVector ZIP64 = LongVector.fromArray(L8, zip64(), 0);
+    /** The same for 128-bit units (pairs of 64-bit lanes); add 4 for the upper halves. */
+    private static final LongVector ZIP128 = LongVector.fromArray(L8, zip128(), 0);
+
+    private static short[] zip16() {
+        short[] a = new short[32];
+        for (int i = 0; i < 32; i++) {
+            a[i] = (short) (i / 2 + (i % 2) * 32);
+        }
+        return a;
+    }
+
+    private static int[] zip32() {
+        int[] a = new int[16];
+        for (int i = 0; i < 16; i++) {
+            a[i] = i / 2 + (i % 2) * 16;
+        }
+        return a;
+    }
+
+    private static long[] zip64() {
+        long[] a = new long[8];
+        for (int i = 0; i < 8; i++) {
+            a[i] = i / 2 + (i % 2) * 8;
+        }
+        return a;
+    }
+
+    private static long[] zip128() {
+        long[] a = new long[8];
+        for (int i = 0; i < 8; i++) {
+            int u = i / 2;
+            a[i] = (u % 2) * 8 + 2 * (u / 2) + i % 2;
+        }
+        return a;
+    }
+
     /**
      * Row {@code row} of the copy {@code w} (rows of {@code blocks} super-blocks) as floats into {@code dst[off ..]}:
-     * {@code (q - 32) * (d * sc)}, the file decoder's operations, so the same bits.
+     * {@code (q - 32) * (d * sc)}, the file decoder's operations, so the same bits. Pairs through the transpose above
+     * with 512-bit vectors, each round a small loop over 16 vectors kept in a per-thread scratch array (L1); a row's
+     * odd last super-block (and every super-block on smaller vectors) by scalar code.
      */
     static void decodeRow(MemorySegment w, int blocks, int row, float[] dst, int off) {
         long base = row * rowBytes(blocks);
-        for (int b = 0; b < blocks; b++) {
+        int pairs = S.length() == 32 ? blocks / 2 : 0;
+        short[] t = pairs > 0 ? TRANSPOSE.get() : null;
+        for (int p = 0; p < pairs; p++) {
+            decodePair(w, base + (long) p * PAIR_BYTES, t, dst, off + 2 * p * Q6_KMatrix.BLOCK);
+        }
+        for (int b = 2 * pairs; b < blocks; b++) {
             long at = base + (long) (b / 2) * PAIR_BYTES;
             boolean tail = b >= 2 * (blocks / 2);
             int width = tail ? 16 : 32;
@@ -135,6 +193,57 @@ final class Q6_KLanes {
                     dst[e + 16 * g + k] = w.get(ValueLayout.JAVA_BYTE, q + (long) width * k) * ds;
                 }
             }
+        }
+    }
+
+    /** Per thread: the transpose's two sets of 16 vectors of 32 shorts. */
+    private static final ThreadLocal<short[]> TRANSPOSE = ThreadLocal.withInitial(() -> new short[2 * 16 * 32]);
+
+    /**
+     * The pair at {@code at} into {@code dst[e .. e + 512)}. Vector v of a round is {@code t[32 v ..]} (round 2 and 4
+     * read what rounds 1 and 3 wrote at 0.., and write at 512..). Written as one block of straight-line code (the whole
+     * transpose in registers), C1's profiled compile ran out of virtual registers ("out of virtual registers in LIR
+     * generator"), the method stayed in C1's unprofiled code for seconds: 30 ns a value.
+     */
+    private static void decodePair(MemorySegment w, long at, short[] t, float[] dst, int e) {
+        // round 1: rows 2i, 2i+1 of super-block h (lanes 16h ..) as 32-bit units: vector 8h + i
+        for (int i = 0; i < 8; i++) {
+            ShortVector r0 = (ShortVector) ByteVector.fromMemorySegment(B32, w, at + 64L * i, LE)
+                    .convertShape(VectorOperators.B2S, S32, 0);
+            ShortVector r1 = (ShortVector) ByteVector.fromMemorySegment(B32, w, at + 64L * i + 32, LE)
+                    .convertShape(VectorOperators.B2S, S32, 0);
+            ZIP16.selectFrom(r0, r1).intoArray(t, 32 * i);
+            ZIP16.add((short) 16).selectFrom(r0, r1).intoArray(t, 32 * (8 + i));
+        }
+        // round 2: vector v = 8h + 4h2 + i: rows 4i .. 4i+3 of sub-blocks 8h2 .. 8h2+7 as 64-bit units
+        for (int v = 0; v < 16; v++) {
+            int src = (v & 8) + 2 * (v & 3);
+            ZIP32.add(8 * ((v >> 2) & 1)).selectFrom(ShortVector.fromArray(S32, t, 32 * src).reinterpretAsInts(),
+                    ShortVector.fromArray(S32, t, 32 * (src + 1)).reinterpretAsInts())
+                    .reinterpretAsShorts().intoArray(t, 512 + 32 * v);
+        }
+        // round 3: vector v = 8h + 4h2 + 2i + h3: rows 8i .. 8i+7 of sub-blocks 8h2 + 4h3 .. as 128-bit units
+        for (int v = 0; v < 16; v++) {
+            int src = (v & 12) + 2 * ((v >> 1) & 1);
+            ZIP64.add(4 * (v & 1)).selectFrom(ShortVector.fromArray(S32, t, 512 + 32 * src).reinterpretAsLongs(),
+                    ShortVector.fromArray(S32, t, 512 + 32 * (src + 1)).reinterpretAsLongs())
+                    .reinterpretAsShorts().intoArray(t, 32 * v);
+        }
+        // round 4: v = 8h + 4h2 + 2h3 + h4: sub-blocks g, g + 1 (g = 8h2 + 4h3 + 2h4) of super-block h, 16 elements each
+        for (int v = 0; v < 16; v++) {
+            int src = (v & 12) + ((v >> 1) & 1);
+            ShortVector s = ZIP128.add(4 * (v & 1)).selectFrom(
+                    ShortVector.fromArray(S32, t, 32 * src).reinterpretAsLongs(),
+                    ShortVector.fromArray(S32, t, 32 * (src + 2)).reinterpretAsLongs()).reinterpretAsShorts();
+            int h = v >> 3;
+            int g = 2 * (v & 7);
+            float d = w.get(FLOAT, at + 544 + 4L * h);
+            long sc = at + 512 + 16L * h + g;
+            int x = e + 256 * h + 16 * g;
+            ((FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I16, 0)).convert(VectorOperators.I2F, 0))
+                    .mul(d * w.get(ValueLayout.JAVA_BYTE, sc)).intoArray(dst, x);
+            ((FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I16, 1)).convert(VectorOperators.I2F, 0))
+                    .mul(d * w.get(ValueLayout.JAVA_BYTE, sc + 1)).intoArray(dst, x + 16);
         }
     }
 

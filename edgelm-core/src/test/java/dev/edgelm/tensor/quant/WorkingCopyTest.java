@@ -176,6 +176,114 @@ class WorkingCopyTest {
         }
     }
 
+    /**
+     * Every row length from 1 to 72 blocks (Q4_0) and 1 to 9 super-blocks (Q4_K), so that every lane position of a
+     * group, full groups, padded last groups and half-width last groups (at G = 32 and, under {@code -XX:UseAVX=2},
+     * G = 16) all decode: from the copy, at an offset into a larger array, the file decoder's values bit for bit and
+     * nothing written outside the row.
+     */
+    @Test
+    void copyDecodersAgreeWithTheFileAtEveryRowLength() {
+        assumeTrue(Q4_0Matrix.INT_DECODE && Q4_KMatrix.INT_DECODE);
+        Random r = new Random(44);
+        int rows = 3;
+        for (int bl = 1; bl <= 72; bl++) {
+            int blocks = bl;
+            int cols = 32 * blocks;
+            byte[] bytes = randomBlocks(GgmlType.Q4_0, rows, cols, r, 0);
+            Q4_0Matrix m = new Q4_0Matrix(Blocks.segment(bytes), rows, cols);
+            Q4_0Matrix file = new Q4_0Matrix(Blocks.segment(bytes), rows, cols);
+            m.makeCopy(null);
+            for (int rr = 0; rr < rows; rr++) {
+                int row = rr;
+                checkFloatRow(cols, "Q4_0 " + blocks + " blocks, row " + row,
+                        (dst, off) -> m.decodeRow(row, dst, off), (dst, off) -> file.decodeRowFile(row, dst, off));
+                checkIntRow(cols, blocks, false, "Q4_0 " + blocks + " blocks, row " + row,
+                        (q, off, sc, bi, sOff) -> m.decodeShorts(row, q, off, sc, sOff),
+                        (q, off, sc, bi, sOff) -> file.decodeShortsFile(row, q, off, sc, sOff));
+            }
+        }
+        for (int sbl = 1; sbl <= 9; sbl++) {
+            int superBlocks = sbl;
+            int cols = 256 * superBlocks;
+            byte[] bytes = randomBlocks(GgmlType.Q4_K, rows, cols, r, 0, 2);
+            Q4_KMatrix m = new Q4_KMatrix(Blocks.segment(bytes), rows, cols);
+            Q4_KMatrix file = new Q4_KMatrix(Blocks.segment(bytes), rows, cols);
+            m.makeCopy(null);
+            for (int rr = 0; rr < rows; rr++) {
+                int row = rr;
+                checkFloatRow(cols, "Q4_K " + superBlocks + " super-blocks, row " + row,
+                        (dst, off) -> m.decodeRow(row, dst, off), (dst, off) -> file.decodeRowFile(row, dst, off));
+                checkIntRow(cols, cols / 32, true, "Q4_K " + superBlocks + " super-blocks, row " + row,
+                        (q, off, sc, bi, sOff) -> m.decodeInts(row, q, off, sc, bi, sOff),
+                        (q, off, sc, bi, sOff) -> file.decodeIntsFile(row, q, off, sc, bi, sOff));
+            }
+        }
+    }
+
+    /** Q6_K rows of 1 to 6 super-blocks (pairs and an odd tail), from the copy at an offset, as the file decodes them. */
+    @Test
+    void q6_KCopyDecoderAgreesWithTheFileAtEveryRowLength() {
+        assumeTrue(Q6_KMatrix.INT8);
+        Random r = new Random(45);
+        int rows = 3;
+        for (int sbl = 1; sbl <= 6; sbl++) {
+            int superBlocks = sbl;
+            int cols = 256 * superBlocks;
+            byte[] bytes = randomBlocks(GgmlType.Q6_K, rows, cols, r, 208);
+            Q6_KMatrix m = new Q6_KMatrix(Blocks.segment(bytes), rows, cols);
+            Q6_KMatrix file = new Q6_KMatrix(Blocks.segment(bytes), rows, cols);
+            m.makeCopy(null);
+            for (int rr = 0; rr < rows; rr++) {
+                int row = rr;
+                checkFloatRow(cols, "Q6_K " + superBlocks + " super-blocks, row " + row,
+                        (dst, off) -> m.decodeRow(row, dst, off), (dst, off) -> file.decodeRowFile(row, dst, off));
+            }
+        }
+    }
+
+    @FunctionalInterface
+    interface FloatRow {
+        void decode(float[] dst, int off);
+    }
+
+    @FunctionalInterface
+    interface IntRow {
+        void decode(short[] q, int off, float[] scale, float[] bias, int sOff);
+    }
+
+    /** The row decoded at offset 37 into an array of sentinels: the file's bits inside, the sentinels around. */
+    static void checkFloatRow(int cols, String what, FloatRow copy, FloatRow file) {
+        int off = 37;
+        float[] a = new float[cols + 2 * off];
+        float[] b = new float[cols + 2 * off];
+        java.util.Arrays.fill(a, -1234.5f);
+        java.util.Arrays.fill(b, -1234.5f);
+        copy.decode(a, off);
+        file.decode(b, off);
+        assertSameBits(b, a, what);
+        assertEquals(-1234.5f, a[off - 1], what);
+        assertEquals(-1234.5f, a[off + cols], what);
+    }
+
+    static void checkIntRow(int cols, int blocks, boolean biased, String what, IntRow copy, IntRow file) {
+        int off = 37;
+        int sOff = 5;
+        short[] q = new short[cols + 2 * off];
+        short[] qf = new short[cols + 2 * off];
+        java.util.Arrays.fill(q, (short) 99);
+        java.util.Arrays.fill(qf, (short) 99);
+        float[] s = new float[blocks + 2 * sOff];
+        float[] sf = new float[blocks + 2 * sOff];
+        float[] b = new float[blocks + 2 * sOff];
+        float[] bf = new float[blocks + 2 * sOff];
+        copy.decode(q, off, s, biased ? b : null, sOff);
+        file.decode(qf, off, sf, biased ? bf : null, sOff);
+        assertEquals(java.util.Arrays.toString(qf), java.util.Arrays.toString(q), what);
+        assertSameBits(sf, s, what + " scales");
+        assertSameBits(bf, b, what + " biases");
+    }
+
     @Test
     void aTensorOfSeveralSlabsIsReleasedWholeAndDecodesFromTheCopy() {
         assumeTrue(Q4_0Matrix.INT_DECODE);
