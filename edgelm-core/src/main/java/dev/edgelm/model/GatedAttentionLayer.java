@@ -59,7 +59,9 @@ final class GatedAttentionLayer {
     void forwardEach(Qwen35Weights.GatedAttention w, SequenceState[] states, int layer, Workspace ws) {
         int n = states.length;
         int kvWidth = c.numKvHeads() * c.headDim();
+        long clock = StageClock.start();
         project(w, ws, n);
+        Qwen35Model.lap("attn.proj+norm+rope", clock);
         int maxVisible = 0;
         for (int t = 0; t < n; t++) {
             maxVisible = Math.max(maxVisible, states[t].position() + 1);

@@ -81,25 +81,33 @@ final class GatedDeltaNetLayer {
         int n = states.length;
         int convDim = c.convDim();
         int hv = c.linearValueHeads();
+        long t = StageClock.start();
         Activations in = ws.input.set(ws.normed, n, c.hiddenSize());
         w.inProjQkv().matmul(pool, in, ws.qkv);
         w.inProjZ().matmul(pool, in, ws.z);
         w.inProjB().matmul(pool, in, ws.beta);
         w.inProjA().matmul(pool, in, ws.decay);
+        t = Qwen35Model.lap("dn.proj", t);
         gates(w, ws, n, hv);
+        t = Qwen35Model.lap("dn.gates", t);
         for (int i = 0; i < n; i++) {
             convolve(w.convTaps(), states[i].convWindow[layer], ws, i, 1, convDim);
         }
+        t = Qwen35Model.lap("dn.conv", t);
         pool.forRange(n, 1, 2L * n * convDim, (t0, t1) -> normalizeQueriesAndKeys(ws.qkv, t0, t1, convDim));
+        t = Qwen35Model.lap("dn.qk-l2norm", t);
         // One work item per (sequence, value head).
         pool.forRange(n * hv, 1, 2L * n * hv * c.linearKeyDim() * c.linearValueDim(), (i0, i1) -> {
             for (int i = i0; i < i1; i++) {
                 recurrence(states[i / hv].recurrent[layer], i % hv, ws, i / hv, 1, convDim);
             }
         });
+        t = Qwen35Model.lap("dn.scan", t);
         int rows = n * hv;
         pool.forRange(rows, 1, 8L * rows * c.linearValueDim(), (r0, r1) -> gatedNorm(w.norm(), ws, r0, r1));
+        t = Qwen35Model.lap("dn.gated-norm", t);
         w.outProj().matmul(pool, ws.input.set(ws.core, n, c.linearValueTotal()), ws.sublayerOut);
+        Qwen35Model.lap("dn.out", t);
     }
 
     /** {@code beta = sigmoid(b)}, {@code decay = exp(-exp(A_log) * softplus(a + dt_bias))} in place, split by token. */

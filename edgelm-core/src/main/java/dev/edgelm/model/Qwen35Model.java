@@ -153,7 +153,7 @@ public final class Qwen35Model implements AutoCloseable {
         int hidden = config.hiddenSize();
         checkTokens(tokens, offset, n);
         state.reserve(n);
-        StageClock.recording(StageClock.DECODE ? n == 1 : n > 1);
+        StageClock.recording(!StageClock.BATCH && (StageClock.DECODE ? n == 1 : n > 1));
         long clock = StageClock.start();
         long lap = StageClock.start();
         Workspace ws = workspace;
@@ -249,6 +249,9 @@ public final class Qwen35Model implements AutoCloseable {
             s.reserve(1);
         }
         int hidden = config.hiddenSize();
+        StageClock.recording(StageClock.BATCH);
+        long clock = StageClock.start();
+        long lap = StageClock.start();
         Workspace ws = workspace;
         ws.ensure(config, n);
         pool.forRange(n, 1, 64L * n * hidden, (t0, t1) -> {
@@ -263,25 +266,33 @@ public final class Qwen35Model implements AutoCloseable {
         ws.input.eachToken(true);
         try {
             RmsNorm.rows(pool, ws.x, n, layers[0].inputNorm(), eps, ws.normed);
+            lap = lap("embed+norm", lap);
             for (int l = 0; l < layers.length; l++) {
                 Qwen35Weights.DecoderLayer layer = layers[l];
                 switch (layer.mixer()) {
                     case Qwen35Weights.GatedDeltaNet w -> deltaNet.forwardEach(w, states, l, ws);
                     case Qwen35Weights.GatedAttention w -> attention.forwardEach(w, states, l, ws);
                 }
+                lap = StageClock.start();
                 RmsNorm.addThenRows(pool, ws.sublayerOut, ws.x, n, layer.postAttentionNorm(), eps, ws.normed);
+                StageClock.stop("residual+norm", lap);
                 mlp(layer, ws, n);
+                lap = StageClock.start();
                 if (l + 1 < layers.length) {
                     RmsNorm.addThenRows(pool, ws.sublayerOut, ws.x, n, layers[l + 1].inputNorm(), eps, ws.normed);
                 } else {
                     addRows(ws.sublayerOut, ws.x, n, hidden);
                 }
+                StageClock.stop("residual+norm", lap);
             }
             for (SequenceState s : states) {
                 s.advance(1);
             }
+            lap = StageClock.start();
             RmsNorm.rows(pool, ws.x, n, weights.finalNorm(), eps, ws.normed);
             weights.lmHead().matmul(pool, ws.input.set(ws.normed, n, hidden), logits, vocab, 0);
+            StageClock.stop("head", lap);
+            StageClock.endChunk(clock);
         } finally {
             ws.input.eachToken(false);
         }

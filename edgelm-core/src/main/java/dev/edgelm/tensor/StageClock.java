@@ -22,8 +22,14 @@ public final class StageClock {
      * ({@code -Dedgelm.stageclock.decode=true}, with the clocks on): the report is then per decode step.
      */
     public static final boolean DECODE = ON && Boolean.getBoolean("edgelm.stageclock.decode");
+    /**
+     * Whether the batched decode steps of several sequences ({@code Qwen35Model.forwardBatch}) are measured instead
+     * ({@code -Dedgelm.stageclock.batch=true}, with the clocks on): the report is then per batched step, and
+     * single-sequence forward calls are not measured.
+     */
+    public static final boolean BATCH = ON && Boolean.getBoolean("edgelm.stageclock.batch");
     /** The stage a whole measured chunk is added to. */
-    private static final String CHUNK = DECODE ? "decode" : "prefill";
+    private static final String CHUNK = BATCH ? "batch step" : DECODE ? "decode" : "prefill";
     private static final Map<String, LongAdder> NANOS = new ConcurrentHashMap<>();
     private static final Map<String, LongAdder> CALLS = new ConcurrentHashMap<>();
     /** Whether the current forward call is measured (set by the calling thread before its parallel sections). */
@@ -37,7 +43,7 @@ public final class StageClock {
 
     private StageClock() {}
 
-    /** Starts or stops measuring (the model: on for chunks of several tokens, or with {@link #DECODE} for decode steps only). */
+    /** Starts or stops measuring (the model: on for chunks of several tokens, with {@link #DECODE} for decode steps only, with {@link #BATCH} for batched steps only). */
     public static void recording(boolean on) {
         if (ON && !Thread.currentThread().getName().startsWith("edgelm-primer")) { // the start-up primer's tiny model is not measured
             recording = on;
@@ -107,7 +113,7 @@ public final class StageClock {
         NANOS.forEach((k, v) -> sorted.put(k, v.sum()));
         LongAdder chunks = CALLS.get(CHUNK);
         long p = chunks == null ? 1 : Math.max(1, chunks.sum());
-        StringBuilder b = new StringBuilder("stage clock (" + p + (DECODE ? " decode steps" : " chunks")
+        StringBuilder b = new StringBuilder("stage clock (" + p + (BATCH ? " batched steps" : DECODE ? " decode steps" : " chunks")
                 + "; ms per chunk, calls per chunk):\n");
         sorted.forEach((k, v) -> b.append(String.format("  %-28s %9.2f ms %8d%n", k, v / 1e6 / p,
                 CALLS.get(k).sum() / p)));

@@ -81,7 +81,7 @@ public abstract class WeightMatrix {
         if (in.cols() != cols) {
             throw new IllegalArgumentException(this + " multiplies rows of " + cols + " values, got " + in.cols());
         }
-        long t0 = StageClock.DECODE && !pool.fusing() ? StageClock.start() : 0L;
+        long t0 = (StageClock.DECODE || StageClock.BATCH) && !pool.fusing() ? StageClock.start() : 0L;
         if (in.isEachToken() && in.tokens() > 1) {
             multiplyEach(pool, in, out, outStride, outOff);
         } else {

@@ -375,7 +375,9 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     /**
      * Independent tokens (batched decode): eight tokens at a time share each block's loads, conversions and
      * scale ({@link #dot16x8}), then four ({@link #dot16x4}), the rest go one by one; every token's result is
-     * {@link #dot16}'s, bit for bit.
+     * {@link #dot16}'s, bit for bit. A group short of a few tokens is padded with zero activations, whose
+     * results are dropped ({@link #group16}); rows go two at a time through {@link #dot16x8x2} /
+     * {@link #dot16x4x2}, which share each activation load between the two rows.
      */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
@@ -389,36 +391,89 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         }
         int n = in.tokens();
         float[] x = in.x();
-        int last = n & ~3; // tokens in passes of eight and four (group16), the rest one by one
-        float[] xt = INTERLEAVED.get(Math.max(1, last) * cols);
-        for (int t0 = 0; t0 < last; t0 += group16(last - t0)) {
-            sideBySide(x, t0, group16(last - t0), cols, xt);
+        // Groups: [t, t + g) padded to g = group16(n - t) tokens, of which real(t, g) are tokens of the batch.
+        int padded = 0; // tokens laid out side by side, padding included
+        int last = 0;   // first token left to the one-token kernel
+        while (last < n) {
+            int g = group16(n - last);
+            if (g == 1) {
+                break;
+            }
+            padded += g;
+            last = Math.min(n, last + g);
         }
-        pool.forRange(rows, 1, (long) rows * cols * n, (start, end) -> {
+        int ones = last;
+        float[] xt = INTERLEAVED.get(Math.max(1, padded) * cols);
+        for (int t = 0, at = 0; t < ones; ) {
+            int g = group16(n - t);
+            int real = Math.min(g, n - t);
+            sideBySide(x, t, real, g, at, cols, xt);
+            t += real;
+            at += g;
+        }
+        pool.forRange(rows, 2, (long) rows * cols * Math.max(n, padded), (start, end) -> {
             float[] lanes = new float[8 * L];
-            for (int r = start; r < end; r++) {
-                for (int t = 0, g; t < last; t += g) {
-                    g = group16(last - t);
+            float[] lanes2 = new float[8 * L];
+            int r = start;
+            for (; r + 1 < end; r += 2) {
+                for (int t = 0, at = 0; t < ones; ) {
+                    int g = group16(n - t);
+                    int real = Math.min(g, n - t);
                     if (g == 8) {
-                        dot16x8(r, xt, t * cols, lanes);
+                        dot16x8x2(r, xt, at * cols, lanes, lanes2);
                     } else {
-                        dot16x4(r, xt, t * cols, lanes);
+                        dot16x4x2(r, xt, at * cols, lanes, lanes2);
                     }
                     sums(lanes, g);
-                    for (int i = 0; i < g; i++) {
+                    sums(lanes2, g);
+                    for (int i = 0; i < real; i++) {
+                        int lane = SUM_LANE[g == 8 ? i : 8 + i];
+                        out[(t + i) * outStride + outOff + r] = lanes[lane];
+                        out[(t + i) * outStride + outOff + r + 1] = lanes2[lane];
+                    }
+                    t += real;
+                    at += g;
+                }
+                for (int t = ones; t < n; t++) {
+                    out[t * outStride + outOff + r] = dot16(r, x, t * cols);
+                    out[t * outStride + outOff + r + 1] = dot16(r + 1, x, t * cols);
+                }
+            }
+            for (; r < end; r++) {
+                for (int t = 0, at = 0; t < ones; ) {
+                    int g = group16(n - t);
+                    int real = Math.min(g, n - t);
+                    if (g == 8) {
+                        dot16x8(r, xt, at * cols, lanes);
+                    } else {
+                        dot16x4(r, xt, at * cols, lanes);
+                    }
+                    sums(lanes, g);
+                    for (int i = 0; i < real; i++) {
                         out[(t + i) * outStride + outOff + r] = lanes[SUM_LANE[g == 8 ? i : 8 + i]];
                     }
+                    t += real;
+                    at += g;
                 }
-                for (int t = last; t < n; t++) {
+                for (int t = ones; t < n; t++) {
                     out[t * outStride + outOff + r] = dot16(r, x, t * cols);
                 }
             }
         });
     }
 
-    /** The size of the next group of the batched 16-lane kernels when {@code left} (a multiple of 4) tokens remain. */
-    private static int group16(int left) {
-        return left >= 8 && EACH8 ? 8 : 4;
+    /**
+     * The size of the next group of the batched 16-lane kernels when {@code left} tokens remain: 8 from six
+     * tokens on, 4 from three on (groups of 6, 7 or 3 padded with zero tokens), else 1 (the one-token kernel).
+     * A padded pass costs the full group's work; per block an eight-token pass measured ~28 cycles, a
+     * four-token pass ~17 and a one-token product on a row already in L1 ~6 (BatchedCpuTime, 3584 x 1024), so
+     * padding pays from 6 of 8 and 3 of 4 on. {@code -Dedgelm.q8.each8=false}: groups of at most four.
+     */
+    static int group16(int left) {
+        if (left >= (EACH8 ? 6 : 4) && EACH8) {
+            return 8;
+        }
+        return left >= 3 ? 4 : 1;
     }
 
     /**
@@ -428,11 +483,23 @@ public final class Q8_0Matrix extends QuantizedMatrix {
      * at 1024 columns) would put all their loads of a block in the same L1 sets.
      */
     static void sideBySide(float[] x, int t0, int g, int cols, float[] dst) {
-        int base = t0 * cols;
+        sideBySide(x, t0, g, g, t0, cols, dst);
+    }
+
+    /**
+     * As {@link #sideBySide(float[], int, int, int, float[])} for {@code real} tokens from {@code t0} in a group of
+     * {@code g} slots laid out from slot {@code at} ({@code dst[at * cols ..]}); slots {@code real .. g} are zeros.
+     */
+    static void sideBySide(float[] x, int t0, int real, int g, int at, int cols, float[] dst) {
+        int base = at * cols;
         for (int i = 0; i < g; i++) {
             int from = (t0 + i) * cols;
             for (int b = 0, d = base + i * BLOCK; b < cols; b += BLOCK, d += g * BLOCK) {
-                System.arraycopy(x, from + b, dst, d, BLOCK);
+                if (i < real) {
+                    System.arraycopy(x, from + b, dst, d, BLOCK);
+                } else {
+                    java.util.Arrays.fill(dst, d, d + BLOCK, 0f);
+                }
             }
         }
     }
@@ -538,6 +605,142 @@ public final class Q8_0Matrix extends QuantizedMatrix {
         acc5.intoArray(lanes, 80);
         acc6.intoArray(lanes, 96);
         acc7.intoArray(lanes, 112);
+    }
+
+    /**
+     * {@link #dot16x4} of rows {@code row} and {@code row + 1} at once, accumulators into {@code lanes} and
+     * {@code lanes2}: each activation vector loaded once for both rows; per row and token the same operations in the
+     * same order as {@link #dot16}. 8 accumulators, four converted halves, two scales and two activation vectors
+     * in registers (AVX-512 has 32).
+     */
+    private void dot16x4x2(int row, float[] xt, int xOff, float[] lanes, float[] lanes2) {
+        long o = row * rowBytes;
+        long p = o + rowBytes;
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector b0 = FloatVector.zero(F);
+        FloatVector a1 = FloatVector.zero(F);
+        FloatVector b1 = FloatVector.zero(F);
+        FloatVector a2 = FloatVector.zero(F);
+        FloatVector b2 = FloatVector.zero(F);
+        FloatVector a3 = FloatVector.zero(F);
+        FloatVector b3 = FloatVector.zero(F);
+        int end = xOff + 4 * cols;
+        for (int xi = xOff; xi < end; xi += 128, o += BLOCK_BYTES, p += BLOCK_BYTES) {
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector lo2 = (FloatVector) ByteVector.fromMemorySegment(B, data, p + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi2 = (FloatVector) ByteVector.fromMemorySegment(B, data, p + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector d2 = FloatVector.broadcast(F, Simd.fp16(data, p));
+            FloatVector xl0 = FloatVector.fromArray(F, xt, xi + 0);
+            FloatVector xh0 = FloatVector.fromArray(F, xt, xi + 16);
+            a0 = hi.fma(xh0, lo.mul(xl0)).fma(d, a0);
+            b0 = hi2.fma(xh0, lo2.mul(xl0)).fma(d2, b0);
+            FloatVector xl1 = FloatVector.fromArray(F, xt, xi + 32);
+            FloatVector xh1 = FloatVector.fromArray(F, xt, xi + 48);
+            a1 = hi.fma(xh1, lo.mul(xl1)).fma(d, a1);
+            b1 = hi2.fma(xh1, lo2.mul(xl1)).fma(d2, b1);
+            FloatVector xl2 = FloatVector.fromArray(F, xt, xi + 64);
+            FloatVector xh2 = FloatVector.fromArray(F, xt, xi + 80);
+            a2 = hi.fma(xh2, lo.mul(xl2)).fma(d, a2);
+            b2 = hi2.fma(xh2, lo2.mul(xl2)).fma(d2, b2);
+            FloatVector xl3 = FloatVector.fromArray(F, xt, xi + 96);
+            FloatVector xh3 = FloatVector.fromArray(F, xt, xi + 112);
+            a3 = hi.fma(xh3, lo.mul(xl3)).fma(d, a3);
+            b3 = hi2.fma(xh3, lo2.mul(xl3)).fma(d2, b3);
+        }
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, 16);
+        a2.intoArray(lanes, 32);
+        a3.intoArray(lanes, 48);
+        b0.intoArray(lanes2, 0);
+        b1.intoArray(lanes2, 16);
+        b2.intoArray(lanes2, 32);
+        b3.intoArray(lanes2, 48);
+    }
+
+    /**
+     * {@link #dot16x8} of rows {@code row} and {@code row + 1} at once, accumulators into {@code lanes} and
+     * {@code lanes2}: each activation vector loaded once for both rows; per row and token the same operations in the
+     * same order as {@link #dot16}. 16 accumulators, four converted halves, two scales and two activation vectors
+     * in registers (AVX-512 has 32).
+     */
+    private void dot16x8x2(int row, float[] xt, int xOff, float[] lanes, float[] lanes2) {
+        long o = row * rowBytes;
+        long p = o + rowBytes;
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector b0 = FloatVector.zero(F);
+        FloatVector a1 = FloatVector.zero(F);
+        FloatVector b1 = FloatVector.zero(F);
+        FloatVector a2 = FloatVector.zero(F);
+        FloatVector b2 = FloatVector.zero(F);
+        FloatVector a3 = FloatVector.zero(F);
+        FloatVector b3 = FloatVector.zero(F);
+        FloatVector a4 = FloatVector.zero(F);
+        FloatVector b4 = FloatVector.zero(F);
+        FloatVector a5 = FloatVector.zero(F);
+        FloatVector b5 = FloatVector.zero(F);
+        FloatVector a6 = FloatVector.zero(F);
+        FloatVector b6 = FloatVector.zero(F);
+        FloatVector a7 = FloatVector.zero(F);
+        FloatVector b7 = FloatVector.zero(F);
+        int end = xOff + 8 * cols;
+        for (int xi = xOff; xi < end; xi += 256, o += BLOCK_BYTES, p += BLOCK_BYTES) {
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector d = FloatVector.broadcast(F, Simd.fp16(data, o));
+            FloatVector lo2 = (FloatVector) ByteVector.fromMemorySegment(B, data, p + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi2 = (FloatVector) ByteVector.fromMemorySegment(B, data, p + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector d2 = FloatVector.broadcast(F, Simd.fp16(data, p));
+            FloatVector xl0 = FloatVector.fromArray(F, xt, xi + 0);
+            FloatVector xh0 = FloatVector.fromArray(F, xt, xi + 16);
+            a0 = hi.fma(xh0, lo.mul(xl0)).fma(d, a0);
+            b0 = hi2.fma(xh0, lo2.mul(xl0)).fma(d2, b0);
+            FloatVector xl1 = FloatVector.fromArray(F, xt, xi + 32);
+            FloatVector xh1 = FloatVector.fromArray(F, xt, xi + 48);
+            a1 = hi.fma(xh1, lo.mul(xl1)).fma(d, a1);
+            b1 = hi2.fma(xh1, lo2.mul(xl1)).fma(d2, b1);
+            FloatVector xl2 = FloatVector.fromArray(F, xt, xi + 64);
+            FloatVector xh2 = FloatVector.fromArray(F, xt, xi + 80);
+            a2 = hi.fma(xh2, lo.mul(xl2)).fma(d, a2);
+            b2 = hi2.fma(xh2, lo2.mul(xl2)).fma(d2, b2);
+            FloatVector xl3 = FloatVector.fromArray(F, xt, xi + 96);
+            FloatVector xh3 = FloatVector.fromArray(F, xt, xi + 112);
+            a3 = hi.fma(xh3, lo.mul(xl3)).fma(d, a3);
+            b3 = hi2.fma(xh3, lo2.mul(xl3)).fma(d2, b3);
+            FloatVector xl4 = FloatVector.fromArray(F, xt, xi + 128);
+            FloatVector xh4 = FloatVector.fromArray(F, xt, xi + 144);
+            a4 = hi.fma(xh4, lo.mul(xl4)).fma(d, a4);
+            b4 = hi2.fma(xh4, lo2.mul(xl4)).fma(d2, b4);
+            FloatVector xl5 = FloatVector.fromArray(F, xt, xi + 160);
+            FloatVector xh5 = FloatVector.fromArray(F, xt, xi + 176);
+            a5 = hi.fma(xh5, lo.mul(xl5)).fma(d, a5);
+            b5 = hi2.fma(xh5, lo2.mul(xl5)).fma(d2, b5);
+            FloatVector xl6 = FloatVector.fromArray(F, xt, xi + 192);
+            FloatVector xh6 = FloatVector.fromArray(F, xt, xi + 208);
+            a6 = hi.fma(xh6, lo.mul(xl6)).fma(d, a6);
+            b6 = hi2.fma(xh6, lo2.mul(xl6)).fma(d2, b6);
+            FloatVector xl7 = FloatVector.fromArray(F, xt, xi + 224);
+            FloatVector xh7 = FloatVector.fromArray(F, xt, xi + 240);
+            a7 = hi.fma(xh7, lo.mul(xl7)).fma(d, a7);
+            b7 = hi2.fma(xh7, lo2.mul(xl7)).fma(d2, b7);
+        }
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, 16);
+        a2.intoArray(lanes, 32);
+        a3.intoArray(lanes, 48);
+        a4.intoArray(lanes, 64);
+        a5.intoArray(lanes, 80);
+        a6.intoArray(lanes, 96);
+        a7.intoArray(lanes, 112);
+        b0.intoArray(lanes2, 0);
+        b1.intoArray(lanes2, 16);
+        b2.intoArray(lanes2, 32);
+        b3.intoArray(lanes2, 48);
+        b4.intoArray(lanes2, 64);
+        b5.intoArray(lanes2, 80);
+        b6.intoArray(lanes2, 96);
+        b7.intoArray(lanes2, 112);
     }
 
     /**
