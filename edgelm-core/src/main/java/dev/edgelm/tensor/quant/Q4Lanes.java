@@ -380,6 +380,27 @@ final class Q4Lanes {
     }
 
     /**
+     * One quarter of a group's lanes of four consecutive words ({@code wk}: the first word's vector, {@code w} the
+     * group's width), transposed by two rounds of two-vector zips so that each block's four words lie side by side:
+     * the shared first step of {@link #decodeRow} and {@link #decodeInts}. Small enough for C2 to inline.
+     */
+    private static ShortVector quarterWords(MemorySegment m, long wk, int w, int quarter) {
+        ShortVector zip = ZIP_S.add((short) ((quarter >> 1) * (G / 2)));
+        ShortVector x01 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk, LE),
+                ShortVector.fromMemorySegment(S, m, wk + 2L * w, LE));
+        ShortVector x23 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk + 4L * w, LE),
+                ShortVector.fromMemorySegment(S, m, wk + 6L * w, LE));
+        return ZIP_I.add((quarter & 1) * (G / 4))
+                .selectFrom(x01.reinterpretAsInts(), x23.reinterpretAsInts()).reinterpretAsShorts();
+    }
+
+    /** Part {@code j} of {@link #quarterWords}' output: L consecutive elements' nibbles in int lanes. */
+    private static IntVector nibbles(ShortVector words, int j) {
+        return SPREAD.add((short) (j * L / 4)).selectFrom(words).reinterpretAsInts()
+                .lanewise(VectorOperators.LSHR, SHIFTS).and(0x0F);
+    }
+
+    /**
      * Row {@code row}'s values from the copy into {@code dst[off .. off+cols)}, bit for bit what the file's decoder
      * gives: Q4_0 {@code (q - 8) * d}, Q4_K {@code q * (d * sc) - dmin * m} (the same float operations, on vectors of
      * L values: the transpose above).
@@ -400,21 +421,13 @@ final class Q4Lanes {
                 if (first >= n) {
                     continue;
                 }
-                long wk = g + 2L * k0 * w;
-                ShortVector zip = ZIP_S.add((short) ((quarter >> 1) * (G / 2)));
-                ShortVector x01 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk, LE),
-                        ShortVector.fromMemorySegment(S, m, wk + 2L * w, LE));
-                ShortVector x23 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk + 4L * w, LE),
-                        ShortVector.fromMemorySegment(S, m, wk + 6L * w, LE));
-                ShortVector words = ZIP_I.add((quarter & 1) * (G / 4))
-                        .selectFrom(x01.reinterpretAsInts(), x23.reinterpretAsInts()).reinterpretAsShorts();
+                ShortVector words = quarterWords(m, g + 2L * k0 * w, w, quarter);
                 for (int j = 0; j < 8; j++) {
                     int b = first + j * L / 16;
                     if (b >= n) {
                         break;
                     }
-                    IntVector u = SPREAD.add((short) (j * L / 4)).selectFrom(words).reinterpretAsInts()
-                            .lanewise(VectorOperators.LSHR, SHIFTS).and(0x0F);
+                    IntVector u = nibbles(words, j);
                     int x = off + (b0 + b) * BLOCK + 4 * k0 + (j * L) % 16;
                     float a = m.get(FLOAT, g + 16L * w + 4L * b);
                     if (biased) {
@@ -454,21 +467,13 @@ final class Q4Lanes {
                 if (first >= n) {
                     continue;
                 }
-                long wk = g + 2L * k0 * w;
-                ShortVector zip = ZIP_S.add((short) ((quarter >> 1) * (G / 2)));
-                ShortVector x01 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk, LE),
-                        ShortVector.fromMemorySegment(S, m, wk + 2L * w, LE));
-                ShortVector x23 = zip.selectFrom(ShortVector.fromMemorySegment(S, m, wk + 4L * w, LE),
-                        ShortVector.fromMemorySegment(S, m, wk + 6L * w, LE));
-                ShortVector words = ZIP_I.add((quarter & 1) * (G / 4))
-                        .selectFrom(x01.reinterpretAsInts(), x23.reinterpretAsInts()).reinterpretAsShorts();
+                ShortVector words = quarterWords(m, g + 2L * k0 * w, w, quarter);
                 for (int j = 0; j < 8; j++) {
                     int b = first + j * L / 16;
                     if (b >= n) {
                         break;
                     }
-                    IntVector u = SPREAD.add((short) (j * L / 4)).selectFrom(words).reinterpretAsInts()
-                            .lanewise(VectorOperators.LSHR, SHIFTS).and(0x0F);
+                    IntVector u = nibbles(words, j);
                     ((ShortVector) u.sub(8).convertShape(VectorOperators.I2S, SH, 0))
                             .intoArray(q, off + (b0 + b) * BLOCK + 4 * k0 + (j * L) % 16);
                 }
