@@ -27,14 +27,50 @@ import jdk.incubator.vector.VectorSpecies;
  * of value 64g + l is bit 2g of {@code qh[l]}, of value 64g + 32 + l bit 2g + 1.
  * Value = d * scale * q - dmin * min.
  */
-public final class Q5_KMatrix extends QuantizedMatrix {
+public final class Q5_KMatrix extends QuantizedMatrix implements WorkingCopy {
     static final int BLOCK = GgmlType.Q5_K.blockSize();
     static final int BLOCK_BYTES = GgmlType.Q5_K.typeSize();
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * Whether one-token products (decode, {@code dotRow}) and independent tokens take the integer kernel
+     * {@link Q5_KLanes} (activations rounded to int8 per block of 32, 16-bit products over a copy in lanes): with 16
+     * float lanes (AVX-512), where it replaces {@link #dot16}, whose compile left vector conversions as calls in about
+     * one process in 20 (docs/lab/kquant-decode.md). {@code -Dedgelm.q5k.intdecode=false} keeps the float kernels.
+     */
+    static final boolean INT_DECODE = L == 16
+            && Boolean.parseBoolean(System.getProperty("edgelm.q5k.intdecode", "true"));
+
+    /** Integer decode on a repacked copy (with {@link #INT_DECODE}); the file's bytes stay, prefill decodes them. */
+    private final Q5_KLanes.Decode intDecode;
+
     public Q5_KMatrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q5_K, data, rows, cols, 32);
+        this.intDecode = new Q5_KLanes.Decode(data, rows, cols);
+    }
+
+    /** A no-op: prefill and {@link #decodeRow} read the file's bytes, so they stay (the copy is extra memory). */
+    @Override
+    public void releaseFileAfterCopy() {
+    }
+
+    @Override
+    public void makeCopy(Parallel pool) {
+        if (INT_DECODE) {
+            intDecode.lanes(pool);
+        }
+    }
+
+    @Override
+    public long releasedBytes() {
+        return 0;
+    }
+
+    @Override
+    public MemorySegment workingStorage() {
+        Q5_KLanes l = intDecode.copy.copy();
+        return l != null ? l.packed.asReadOnly() : storage();
     }
 
     @Override
@@ -69,6 +105,15 @@ public final class Q5_KMatrix extends QuantizedMatrix {
 
     @Override
     protected float dot(int row, float[] x, int xOff, float[] xSums) {
+        if (INT_DECODE) {
+            // the decode products' arithmetic (rounded activation, integer sums), so that dotRow agrees with them
+            return intDecode.dotRow(row, x, xOff);
+        }
+        return dotFloat(row, x, xOff, xSums);
+    }
+
+    /** The float kernels: the weights converted to float, float activations ({@code xSums}: x's run sums of 32). */
+    float dotFloat(int row, float[] x, int xOff, float[] xSums) {
         if (BL == 16 && P == 1) {
             return dot16(row, x, xOff, xSums);
         }
@@ -110,6 +155,10 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     /** The 8-lane (AVX2) one-token product: {@link #dot8} for every row ({@link #multiplyInterleaved}). */
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT_DECODE && in.tokens() == 1) {
+            intDecode.multiply(pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);
             return;
@@ -120,6 +169,10 @@ public final class Q5_KMatrix extends QuantizedMatrix {
     /** Independent tokens on the 8-lane path: {@link #dot8} per row and token ({@link #multiplyInterleaved}). */
     @Override
     protected void multiplyEach(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (INT_DECODE) {
+            intDecode.multiply(pool, in, out, outStride, outOff);
+            return;
+        }
         if (!K8) {
             super.multiplyEach(pool, in, out, outStride, outOff);
             return;

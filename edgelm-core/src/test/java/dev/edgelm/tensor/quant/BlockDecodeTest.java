@@ -75,8 +75,10 @@ class BlockDecodeTest {
                 mag += Math.abs((double) want[3 + i] * x[i]);
             }
             if (!(c.type == GgmlType.Q6_K && Q6_KMatrix.INT8
-                    || c.type == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || c.type == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE)) {
-                // (Q4_0, Q4_K and Q6_K decode on int8 activations: against ggml's arithmetic in Q4LanesTest, Q6_KLanesTest)
+                    || c.type == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || c.type == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE
+                    || c.type == GgmlType.Q5_K && Q5_KMatrix.INT_DECODE)) {
+                // (Q4_0, Q4_K, Q5_K and Q6_K decode on int8 activations: against ggml's arithmetic in Q4LanesTest,
+                // Q5_KLanesTest, Q6_KLanesTest)
                 assertEquals(dot, m.dotRow(row, x, 0), 1e-5 * mag + 1e-30, c.type + " dot row " + row);
             }
         }

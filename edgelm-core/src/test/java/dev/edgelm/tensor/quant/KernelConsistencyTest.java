@@ -56,7 +56,8 @@ class KernelConsistencyTest {
     void dotRowMatchesDecodedRow(GgmlType type) {
         // Q4_0 / Q4_K decode on int8 activations (checked against ggml's arithmetic in Q4LanesTest): here their float
         // kernels (kept behind -Dedgelm.q4.intdecode=false / -Dedgelm.q4k.intdecode=false) are called directly
-        boolean int8 = type == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || type == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE;
+        boolean int8 = type == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || type == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE
+                || type == GgmlType.Q5_K && Q5_KMatrix.INT_DECODE;
         Random r = new Random(type.id());
         int rows = 3;
         for (int blocks : type.blockSize() == 32 ? new int[] {1, 2, 3, 7, 32, 112} : new int[] {1, 2, 3, 7, 14}) {
@@ -75,6 +76,7 @@ class KernelConsistencyTest {
                 }
                 float got = !int8 ? m.dotRow(row, x, 5)
                         : m instanceof Q4_0Matrix q4 ? q4.dotFloat(row, x, 5)
+                        : m instanceof Q5_KMatrix q5 ? q5.dotFloat(row, x, 5, q5.runSums(x, 5, new float[cols / 32 + QuantizedMatrix.SUM_PAD]))
                         : ((Q4_KMatrix) m).dotFloat(row, x, 5, ((Q4_KMatrix) m).runSums(x, 5, new float[cols / 32 + QuantizedMatrix.SUM_PAD]));
                 assertEquals(dot, got, 2e-6 * mag, type + " cols " + cols + " row " + row);
             }
@@ -102,6 +104,9 @@ class KernelConsistencyTest {
                     }
                     if (n == 1 && (type == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || type == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE)) {
                         continue; // int8 activations: checked against ggml's arithmetic in Q4LanesTest
+                    }
+                    if (n == 1 && type == GgmlType.Q5_K && Q5_KMatrix.INT_DECODE) {
+                        continue; // int8 activations: checked against ggml's arithmetic in Q5_KLanesTest
                     }
                     if (type == GgmlType.Q4_K && n >= 16 && Q4_KMatrix.roundsPrefillActivations()) {
                         continue; // int8 activations: checked against ggml's arithmetic in Q4_KInt8GemmTest

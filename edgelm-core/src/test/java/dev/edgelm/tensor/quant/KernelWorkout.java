@@ -55,8 +55,9 @@ public final class KernelWorkout {
                     for (int i = 0; i < cols; i++) {
                         dot += (double) w[i] * x[i];
                         mag += Math.abs((double) w[i] * x[i]);
-                        if (t == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || t == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE) {
-                            // Q4_0 / Q4_K decode round x to int8 per block of 32: |x - dx * xq| <= amax / 127 * (1/2 + 127 * 2^-11)
+                        if (t == GgmlType.Q4_0 && Q4_0Matrix.INT_DECODE || t == GgmlType.Q4_K && Q4_KMatrix.INT_DECODE
+                                || t == GgmlType.Q5_K && Q5_KMatrix.INT_DECODE) {
+                            // Q4_0 / Q4_K / Q5_K decode round x to int8 per block of 32: |x - dx * xq| <= amax / 127 * (1/2 + 127 * 2^-11)
                             double amax = 0;
                             for (int j = i & ~31; j < (i & ~31) + 32; j++) {
                                 amax = Math.max(amax, Math.abs(x[j]));

@@ -32,7 +32,7 @@ class TieredCompilationTest {
     /** A PrintCompilation line: time, compile id, flags, tier, Class::method. */
     private static final Pattern LINE = Pattern.compile(
             "^\\s*\\d+\\s+\\d+\\s+([%sbn!]*)\\s+(\\d)\\s+(dev\\.edgelm\\.tensor\\.quant\\.\\w+::\\w+)");
-    /** The kernel methods: each format's dot products and row decoders (and the integer decode kernels, Q4Lanes and Q6_KLanes). */
+    /** The kernel methods: each format's dot products and row decoders (and the integer decode kernels, Q4Lanes, Q5_KLanes and Q6_KLanes). */
     private static final Pattern KERNEL = Pattern.compile("\\.Q\\w+(Matrix|Lanes)::(dot\\w*|decode\\w*)");
 
     @Test
@@ -64,7 +64,7 @@ class TieredCompilationTest {
         List<String> log = workout(400, "-Dedgelm.simd.bits=512", "-XX:TieredStopAtLevel=3");
         assertNoSkippedCompile(log);
         Map<String, Integer> top = topTiers(log);
-        for (String kernel : List.of("Q4Lanes::dot", "Q5_KMatrix::dot16", "Q6_KLanes::dot", "Q8_0Matrix::dot16")) {
+        for (String kernel : List.of("Q4Lanes::dot", "Q5_KLanes::dot", "Q6_KLanes::dot", "Q8_0Matrix::dot16")) {
             assertTrue(top.keySet().stream().anyMatch(k -> k.endsWith(kernel)), kernel + " was not compiled: " + top);
         }
     }
