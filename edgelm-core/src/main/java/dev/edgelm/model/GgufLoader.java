@@ -50,6 +50,10 @@ public final class GgufLoader {
     /** The model of an open file, which it then owns (closed with the model, or here if loading fails). */
     public static Qwen35Model load(GgufFile file, int threads) {
         try {
+            if (LOG) {
+                System.err.printf(java.util.Locale.ROOT, "[load] file read, JVM uptime %.3f s%n",
+                        java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
+            }
             Qwen35Config config = config(file);
             GgufLoader loader = new GgufLoader(file, config, true);
             Qwen35Weights weights = loader.weights();
@@ -220,13 +224,31 @@ public final class GgufLoader {
     /** The multiplied tensors' working copies, made on all threads at once right after loading. */
     private void makeCopies(int threads) {
         if (!copies.isEmpty()) {
+            java.util.Map<String, long[]> spent = new java.util.TreeMap<>();
+            long start = System.nanoTime();
             try (Parallel pool = new Parallel(threads)) {
                 for (WorkingCopy w : copies) {
+                    long t = System.nanoTime();
                     w.makeCopy(pool);
+                    if (LOG) {
+                        long[] s = spent.computeIfAbsent(w.getClass().getSimpleName(), k -> new long[2]);
+                        s[0] += System.nanoTime() - t;
+                        s[1]++;
+                    }
                 }
+            }
+            if (LOG) {
+                System.err.printf(java.util.Locale.ROOT, "[load] working copies %.3f s on %d threads, JVM uptime %.3f s%n",
+                        (System.nanoTime() - start) / 1e9, threads,
+                        java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
+                spent.forEach((k, s) -> System.err.printf(java.util.Locale.ROOT, "[load]   %s: %d copies, %.3f s%n",
+                        k, s[1], s[0] / 1e9));
             }
         }
     }
+
+    /** {@code edgelm.load.log}: the load's stages on standard error (how long the working copies took, by kind). */
+    private static final boolean LOG = Boolean.getBoolean("edgelm.load.log");
 
     private WeightMatrix matrix(String name, int rows, int cols) {
         WeightMatrix m = tensor(name, cols, rows).asMatrix();

@@ -129,69 +129,112 @@ final class Q4Lanes {
         return rows * rowBytes(format, cols);
     }
 
+    // The repacks run once per matrix at load, mostly before C2 has compiled them (the first rows interpreted, then
+    // C1): each row is copied into a Java array in one bulk copy, built in a short[] image of the copy's row with
+    // plain array stores, and copied out in one piece (per-element MemorySegment accesses cost a VarHandle call
+    // each outside C2: 0.8B Q4_K_M, the repack of the Q4_K matrices 1.07 s -> see docs/lab/startup.md). The padding
+    // slots of a row's last group are never written: the image and the copy start zeroed, so they stay 0.
+
     /**
      * Repacks rows {@code [r0, r1)} of the Q4_0 matrix {@code src} (18-byte blocks) into {@code dst}, laid out
      * for {@code rows x cols}.
      */
     static void repackQ4_0(MemorySegment src, int cols, MemorySegment dst, int r0, int r1) {
         int blocks = cols / BLOCK;
-        int groupBytes = Format.Q4_0.groupBytes;
-        long srcRow = (long) blocks * Q4_0Matrix.BLOCK_BYTES;
-        long dstRow = rowBytes(Format.Q4_0, cols);
+        int groupShorts = Format.Q4_0.groupBytes / 2;
+        int srcRow = blocks * Q4_0Matrix.BLOCK_BYTES;
+        int dstRow = (int) rowBytes(Format.Q4_0, cols);
+        byte[] in = new byte[srcRow];
+        short[] out = new short[dstRow / 2];
         for (int r = r0; r < r1; r++) {
+            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, (long) r * srcRow, in, 0, srcRow);
             for (int b = 0; b < blocks; b++) {
-                long o = r * srcRow + (long) b * Q4_0Matrix.BLOCK_BYTES;
-                long g = r * dstRow + (long) (b / G) * groupBytes;
+                int o = b * Q4_0Matrix.BLOCK_BYTES;
+                int g = (b / G) * groupShorts;
                 int j = b % G;
                 int w = width(b, cols);
-                dst.set(FLOAT, g + 16L * w + 4L * j, Simd.fp16(src, o));
+                putFloat(out, g + 8 * w + 2 * j, Float.float16ToFloat((short) (in[o] & 0xFF | in[o + 1] << 8)));
                 for (int k = 0; k < 4; k++) {
                     // bytes 4k .. 4k+3 hold elements 4k .. 4k+3 in their low nibbles, 16+4k .. 16+4k+3 in their high ones
-                    int u = src.get(U32, o + 2 + 4 * k);
-                    dst.set(SHORT, g + 2L * (k * w + j), nibbles(u));
-                    dst.set(SHORT, g + 2L * ((k + 4) * w + j), nibbles(u >>> 4));
+                    int p = o + 2 + 4 * k;
+                    int b0 = in[p], b1 = in[p + 1], b2 = in[p + 2], b3 = in[p + 3];
+                    out[g + k * w + j] = (short) (b0 & 0xF | (b1 & 0xF) << 4 | (b2 & 0xF) << 8 | (b3 & 0xF) << 12);
+                    out[g + (k + 4) * w + j] = (short) (b0 >> 4 & 0xF | b1 & 0xF0 | (b2 & 0xF0) << 4 | (b3 & 0xF0) << 8);
                 }
             }
+            MemorySegment.copy(out, 0, dst, SHORT, (long) r * dstRow, out.length);
         }
     }
 
     /**
      * Repacks rows {@code [r0, r1)} of the Q4_K matrix {@code src} (144-byte super-blocks of 8 sub-blocks) into
      * {@code dst}: sub-block {@code 2h + n} is the low ({@code n = 0}) or high nibbles of bytes {@code 32h ..
-     * 32h + 31}; its scale {@code d * sc} and offset {@code dmin * m} as floats.
+     * 32h + 31}; its scale {@code d * sc} and offset {@code dmin * m} as floats. A super-block is 18 little-endian
+     * longs: the row is read as longs, and each long of nibbles gives two words of two sub-blocks ({@link #words}).
      */
     static void repackQ4_K(MemorySegment src, int cols, MemorySegment dst, int r0, int r1) {
         int superBlocks = cols / Q4_KMatrix.BLOCK;
-        int groupBytes = Format.Q4_K.groupBytes;
-        long srcRow = (long) superBlocks * Q4_KMatrix.BLOCK_BYTES;
-        long dstRow = rowBytes(Format.Q4_K, cols);
+        int groupShorts = Format.Q4_K.groupBytes / 2;
+        int srcLongs = superBlocks * (Q4_KMatrix.BLOCK_BYTES / 8);
+        int dstRow = (int) rowBytes(Format.Q4_K, cols);
+        long[] in = new long[srcLongs];
+        short[] out = new short[dstRow / 2];
         for (int r = r0; r < r1; r++) {
+            MemorySegment.copy(src, U64, (long) r * srcLongs * 8, in, 0, srcLongs);
             for (int sb = 0; sb < superBlocks; sb++) {
-                long o = r * srcRow + (long) sb * Q4_KMatrix.BLOCK_BYTES;
-                float d = Simd.fp16(src, o);
-                float dmin = Simd.fp16(src, o + 2);
-                long sc = KScales.scales(Simd.u64(src, o + 4), Simd.u32(src, o + 12));
-                long mn = KScales.mins(Simd.u64(src, o + 4), Simd.u32(src, o + 12));
+                int o = sb * (Q4_KMatrix.BLOCK_BYTES / 8);
+                long head = in[o];
+                long mid = in[o + 1];
+                float d = Float.float16ToFloat((short) head);
+                float dmin = Float.float16ToFloat((short) (head >>> 16));
+                long lo = head >>> 32 | mid << 32; // scale bytes 0..7 (file bytes 4..11), then 8..11
+                int hi = (int) (mid >>> 32);
+                long sc = KScales.scales(lo, hi);
+                long mn = KScales.mins(lo, hi);
+                int b0 = 8 * sb;
+                int g = (b0 / G) * groupShorts;
+                int w = width(b0, cols); // a super-block's 8 sub-blocks share a group (G and H are multiples of 8)
                 for (int t = 0; t < 8; t++) {
-                    int b = 8 * sb + t;
-                    long g = r * dstRow + (long) (b / G) * groupBytes;
-                    int j = b % G;
-                    int w = width(b, cols);
-                    float a = d * KScales.at(sc, t);
-                    dst.set(FLOAT, g + 16L * w + 4L * j, a);
-                    dst.set(FLOAT, g + 20L * w + 4L * j, dmin * KScales.at(mn, t));
-                    for (int k = 0; k < 8; k++) {
-                        int u = src.get(U32, o + 16 + 32 * (t / 2) + 4 * k);
-                        dst.set(SHORT, g + 2L * (k * w + j), nibbles(t % 2 == 0 ? u : u >>> 4));
+                    int j = (b0 + t) % G;
+                    putFloat(out, g + 8 * w + 2 * j, d * KScales.at(sc, t));
+                    putFloat(out, g + 10 * w + 2 * j, dmin * KScales.at(mn, t));
+                }
+                for (int h = 0; h < 4; h++) {
+                    // sub-blocks 2h (low nibbles) and 2h + 1 (high nibbles) of qs bytes 32h .. 32h+31: longs 2+4h ..
+                    int j = (b0 + 2 * h) % G;
+                    for (int i = 0; i < 4; i++) {
+                        long x = in[o + 2 + 4 * h + i];
+                        long low = words(x & NIBBLES);
+                        long high = words(x >>> 4 & NIBBLES);
+                        int k = 2 * i;
+                        out[g + k * w + j] = (short) low;
+                        out[g + (k + 1) * w + j] = (short) (low >>> 32);
+                        out[g + k * w + j + 1] = (short) high;
+                        out[g + (k + 1) * w + j + 1] = (short) (high >>> 32);
                     }
                 }
             }
+            MemorySegment.copy(out, 0, dst, SHORT, (long) r * dstRow, out.length);
         }
     }
 
-    /** The low nibbles of the four bytes of {@code u}, byte i's in bits {@code 4i .. 4i+3}. */
-    private static short nibbles(int u) {
-        return (short) ((u & 0xF) | (u >>> 4 & 0xF0) | (u >>> 8 & 0xF00) | (u >>> 12 & 0xF000));
+    private static final long NIBBLES = 0x0F0F0F0F0F0F0F0FL;
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+
+    /**
+     * Eight bytes' nibbles ({@code y}: each byte 0..15) as two of the copy's words, byte i's nibble in bits
+     * {@code 4i .. 4i+3} of the first (bits 0..15) for bytes 0..3, of the second (bits 32..47) for bytes 4..7.
+     */
+    private static long words(long y) {
+        long z = (y | y >>> 4) & 0x00FF00FF00FF00FFL; // byte 2i: nibbles of bytes 2i, 2i+1
+        return (z | z >>> 8) & 0x0000FFFF0000FFFFL;
+    }
+
+    /** Float {@code v}'s bits as two little-endian shorts at {@code out[at]}, {@code out[at + 1]}. */
+    private static void putFloat(short[] out, int at, float v) {
+        int bits = Float.floatToRawIntBits(v);
+        out[at] = (short) bits;
+        out[at + 1] = (short) (bits >>> 16);
     }
 
     /**
