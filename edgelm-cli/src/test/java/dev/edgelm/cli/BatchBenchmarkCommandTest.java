@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 
-/** {@code edgelm benchmark --parallel}: shape of the output and the identity check, on tiny-a (speeds not asserted). */
+/** {@code edgelm benchmark --parallel}: shape of the output and the identity check (scheduler and lockstep), on tiny-a (speeds not asserted). */
 class BatchBenchmarkCommandTest {
     private static final String TINY_A = "src/test/resources/fixtures/qwen35/tiny-a";
 
@@ -26,7 +26,8 @@ class BatchBenchmarkCommandTest {
         assertEquals(3, rows.get(1).get("sequences").asInt());
         for (JsonNode row : rows) {
             for (String key : new String[] {"aggregate_decode_tokens_per_second", "aggregate_prefill_tokens_per_second",
-                    "throughput_tokens_per_second", "sequence_decode_tokens_per_second", "ttft_seconds"}) {
+                    "throughput_tokens_per_second", "sequence_decode_tokens_per_second", "ttft_seconds",
+                    "lockstep_decode_tokens_per_second", "lockstep_decode_tokens_per_cpu_second"}) {
                 assertTrue(row.get(key).asDouble() > 0, key + " in " + row);
                 assertTrue(row.get(key + "_min").asDouble() <= row.get(key + "_max").asDouble(), key);
             }
@@ -38,7 +39,8 @@ class BatchBenchmarkCommandTest {
         CliRunner r = CliRunner.run("benchmark", TINY_A, "-p", "4", "-d", "3", "--runs", "1", "--threads", "1", "--parallel", "2");
         assertEquals(0, r.exitCode(), r.err());
         assertTrue(r.out().contains("aggregate decode tok/s"), r.out());
-        assertTrue(r.out().contains("Every sequence produced the same tokens whatever N."), r.out());
+        assertTrue(r.out().contains("lockstep decode tok/s"), r.out());
+        assertTrue(r.out().contains("Every sequence produced the same tokens whatever N, in the scheduler and in lockstep."), r.out());
         CliRunner bad = CliRunner.run("benchmark", TINY_A, "-p", "4", "-d", "3", "--parallel", "0");
         assertEquals(1, bad.exitCode());
         assertTrue(bad.err().contains("--parallel"), bad.err());

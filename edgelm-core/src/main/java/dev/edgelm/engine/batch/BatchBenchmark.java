@@ -4,6 +4,9 @@ import dev.edgelm.engine.Benchmark;
 import dev.edgelm.engine.Engine;
 import dev.edgelm.engine.GenerationOptions;
 import dev.edgelm.engine.GenerationResult;
+import dev.edgelm.engine.Sampler;
+import dev.edgelm.model.Qwen35Model;
+import dev.edgelm.model.SequenceState;
 import dev.edgelm.util.EdgeLmException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -27,6 +30,8 @@ import java.util.SplittableRandom;
  *   <li>per sequence: decode = d / time from its first to its last token (other sequences' prefill chunks,
  *       interleaved, included); time to first token from its submission (waiting for a slot and for the
  *       prefill of the sequences ahead of it included).</li>
+ *   <li>lockstep decode = N x d / time of d batched steps of all N sequences, after all N were prefilled
+ *       ({@link #lockstep}): no ramp-up or drain, the shape {@code llama-batched-bench} times as S_TG.</li>
  * </ul>
  * The tokens of sequence i of a run must be the same for every N (each sequence is computed as if alone);
  * {@link Report#mismatches()} counts the sequences where they are not.
@@ -37,7 +42,8 @@ public final class BatchBenchmark {
     /** Figures for one N over the runs (per-sequence figures: over every sequence of every run). */
     public record Row(int parallel, Benchmark.Stat aggregateDecode, Benchmark.Stat aggregatePrefill,
                       Benchmark.Stat throughput, Benchmark.Stat sequenceDecode, Benchmark.Stat ttftSeconds,
-                      Benchmark.Stat decodePerCpuSecond) {}
+                      Benchmark.Stat decodePerCpuSecond, Benchmark.Stat lockstepDecode,
+                      Benchmark.Stat lockstepDecodePerCpuSecond) {}
 
     /**
      * {@code sessionDecode}: a single-stream {@code Session} (prefill, then d decode steps) measured in the same
@@ -83,12 +89,21 @@ public final class BatchBenchmark {
                 }
                 perN.computeIfAbsent(-n, k -> new ArrayList<>()).add(m.sequenceDecode);
                 perN.computeIfAbsent(-1000 - n, k -> new ArrayList<>()).add(m.ttft);
+                Measured lock = lockstep(engine, n, promptTokens, decodeTokens, context, run);
+                perN.computeIfAbsent(-2000 - n, k -> new ArrayList<>()).add(lock.figures);
+                for (int i = 0; i < n; i++) {
+                    if (!Arrays.equals(m.tokens[i], lock.tokens[i])) {
+                        mismatches++;
+                    }
+                }
             }
         }
         List<Row> rows = new ArrayList<>();
         for (int n : parallel) {
             List<double[]> f = perN.get(n);
-            rows.add(new Row(n, stat(f, 0), stat(f, 1), stat(f, 2), flat(perN.get(-n)), flat(perN.get(-1000 - n)), stat(f, 3)));
+            List<double[]> lock = perN.get(-2000 - n);
+            rows.add(new Row(n, stat(f, 0), stat(f, 1), stat(f, 2), flat(perN.get(-n)), flat(perN.get(-1000 - n)), stat(f, 3),
+                    stat(lock, 0), stat(lock, 1)));
         }
         return new Report(promptTokens, decodeTokens, runs, rows, mismatches, stat(session, 0), stat(session, 1));
     }
@@ -155,6 +170,59 @@ public final class BatchBenchmark {
             stats.decodeCpuSeconds() > 0 ? (double) n * d / stats.decodeCpuSeconds() : Double.NaN,
         };
         return new Measured(figures, seqDecode, ttft, tokens);
+    }
+
+    /**
+     * The same N prompts as {@link #once} in lockstep, without the scheduler: each prefilled on its own state in the
+     * scheduler's chunks (multiples of the prefill chunk and of the default snapshot interval) and its first token
+     * sampled, then d batched steps of all N ({@link Qwen35Model#forwardBatch}, then each sequence's sampler), timed
+     * together: figures {N x d / seconds, N x d / CPU-seconds}, and the tokens (which must be the scheduler's).
+     */
+    private static Measured lockstep(Engine engine, int n, int p, int d, int context, int run) {
+        Qwen35Model model = engine.model();
+        int vocab = engine.config().vocabSize();
+        int chunk = engine.options().prefillChunk();
+        int interval = BatchOptions.DEFAULT_SNAPSHOT_INTERVAL;
+        GenerationOptions options = GenerationOptions.builder().maxNewTokens(d + 1).build();
+        SequenceState[] states = new SequenceState[n];
+        Sampler[] samplers = new Sampler[n];
+        int[][] tokens = new int[n][d + 1];
+        int[] next = new int[n];
+        float[] logits = new float[Math.multiplyExact(n, vocab)];
+        float[] one = new float[vocab];
+        for (int i = 0; i < n; i++) {
+            int[] prompt = new SplittableRandom(0x5EED + 1000L * run + i).ints(p, 0, vocab).toArray();
+            states[i] = model.newState(context);
+            for (int from = 0; from < p; ) {
+                int end = Math.min(p, Math.min((from / chunk + 1) * chunk, (from / interval + 1) * interval));
+                if (end == p) {
+                    model.forwardLast(states[i], prompt, from, end - from, one);
+                } else {
+                    model.forward(states[i], prompt, from, end - from, Qwen35Model.Logits.NONE);
+                }
+                from = end;
+            }
+            samplers[i] = new Sampler(options, vocab, 0);
+            samplers[i].observeContext(prompt, 0, p);
+            next[i] = samplers[i].sample(one);
+            samplers[i].accept(next[i]);
+            tokens[i][0] = next[i];
+        }
+        long c0 = cpuNanos();
+        long t0 = System.nanoTime();
+        for (int step = 1; step <= d; step++) {
+            model.forwardBatch(states, next, logits);
+            for (int i = 0; i < n; i++) {
+                System.arraycopy(logits, i * vocab, one, 0, vocab);
+                next[i] = samplers[i].sample(one);
+                samplers[i].accept(next[i]);
+                tokens[i][step] = next[i];
+            }
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double cpu = (cpuNanos() - c0) / 1e9;
+        double[] figures = {(double) n * d / seconds, cpu > 0 ? (double) n * d / cpu : Double.NaN};
+        return new Measured(figures, null, null, tokens);
     }
 
     private static Benchmark.Stat stat(List<double[]> runs, int column) {
