@@ -1,7 +1,6 @@
 package dev.edgelm.tensor.quant;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.edgelm.tensor.Activations;
 import dev.edgelm.tensor.Parallel;
@@ -91,13 +90,13 @@ class Q5_KLanesTest {
 
     @Test
     void decodeMatchesInt8Reference() {
-        assumeTrue(Q5_KMatrix.INT_DECODE, "the integer Q5_K kernel runs on 16 float lanes only");
         Random r = new Random(55);
         int rows = 23;
         for (int sbs : new int[] {1, 4, 5, 7, 14}) {
             int cols = sbs * 256;
             Built w = build(rows, cols, r, -1);
-            Q5_KMatrix m = new Q5_KMatrix(Blocks.segment(w.bytes()), rows, cols);
+            // the kernel itself (the matrix takes it with -Dedgelm.q5k.intdecode=true on 16 float lanes)
+            Q5_KLanes.Decode m = new Q5_KLanes.Decode(Blocks.segment(w.bytes()), rows, cols);
             for (int threads : new int[] {1, 2}) {
                 try (Parallel pool = new Parallel(threads)) {
                     int n = 3;
@@ -107,10 +106,10 @@ class Q5_KLanesTest {
                     }
                     float[] one = new float[rows];
                     float[] each = new float[n * rows];
-                    m.matmul(pool, new Activations().set(x, n, cols).eachToken(true), each, rows, 0);
+                    m.multiply(pool, new Activations().set(x, n, cols), each, rows, 0);
                     for (int t = 0; t < n; t++) {
                         float[] xt = java.util.Arrays.copyOfRange(x, t * cols, (t + 1) * cols);
-                        m.matmul(pool, xt, 1, one);
+                        m.multiply(pool, new Activations().set(xt, 1, cols), one, rows, 0);
                         for (int row = 0; row < rows; row++) {
                             double[] ref = reference(w, row, cols, x, t * cols);
                             String where = "super-blocks " + sbs + " threads " + threads + " token " + t + " row " + row;
@@ -127,18 +126,17 @@ class Q5_KLanesTest {
 
     @Test
     void wrappingSixteenBitSumsAreExact() {
-        assumeTrue(Q5_KMatrix.INT_DECODE, "the integer Q5_K kernel runs on 16 float lanes only");
         // every q = 31 (and then every q = 0) against x = +1 (xq = 127 in every block): a half's sum(q xq) = 62,992
         // wraps in 16 bits; sum((q - 16) xq) = +-32,512 per half, the limit
         for (int q : new int[] {31, 0}) {
             int cols = 512;
             Built w = build(2, cols, new Random(q), q);
-            Q5_KMatrix m = new Q5_KMatrix(Blocks.segment(w.bytes()), 2, cols);
+            Q5_KLanes.Decode m = new Q5_KLanes.Decode(Blocks.segment(w.bytes()), 2, cols);
             float[] x = new float[cols];
             java.util.Arrays.fill(x, 1f);
             float[] out = new float[2];
             try (Parallel pool = new Parallel(1)) {
-                m.matmul(pool, x, 1, out);
+                m.multiply(pool, new Activations().set(x, 1, cols), out, 2, 0);
             }
             double dx = Blocks.half(Float.floatToFloat16(1f / 127f));
             for (int row = 0; row < 2; row++) {
