@@ -132,7 +132,8 @@ final class Q4Lanes {
     // The repacks run once per matrix at load, mostly before C2 has compiled them (the first rows interpreted, then
     // C1): each row is copied into a Java array in one bulk copy, built in a short[] image of the copy's row with
     // plain array stores, and copied out in one piece (per-element MemorySegment accesses cost a VarHandle call
-    // each outside C2: 0.8B Q4_K_M, the repack of the Q4_K matrices 1.07 s -> see docs/lab/startup.md). The padding
+    // each outside C2: the primer's tiny 0.8B Q4_K_M model copied its Q4_K matrices in 1.07 s that way, 0.05 s this
+    // way; docs/lab/startup.md, round 3). The padding
     // slots of a row's last group are never written: the image and the copy start zeroed, so they stay 0.
 
     /**
