@@ -176,8 +176,9 @@ final class Q5_KLanes {
 
     /**
      * Row {@code row} times the rounded activation {@code in}. Small on purpose (the five steps a loop, the half-width
-     * group a written-out copy so that its vectors stay unboxed): C2 parses it whole within its inlining budget, where
-     * the 1,775-byte float {@code dot16} it replaces left conversions as calls in about one process in 20.
+     * group in its own method, the lane sum written out, so that no vector is boxed): C2 parses it whole within its
+     * inlining budget, where the 1,775-byte float {@code dot16} it replaces left conversions as calls in about one
+     * process in 20.
      */
     float dot(int row, Input in) {
         short[] x = in.x.x();
@@ -217,7 +218,29 @@ final class Q5_KLanes {
                 acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
             }
         }
-        if (half) {
+        // Simd.sum's steps written out (same order): C2 does not inline a call into a method this large
+        // (NodeCountInliningCutoff) and would box the vector passed to it, one allocation per row
+        acc = acc.add(acc.rearrange(Simd.SWAP8));
+        acc = acc.add(acc.rearrange(Simd.SWAP4));
+        acc = acc.add(acc.rearrange(Simd.SWAP2));
+        float sum = acc.add(acc.rearrange(Simd.SWAP1)).lane(0);
+        return half ? sum + halfGroup(in, o) : sum;
+    }
+
+    /**
+     * The row's last, half-width group (rows whose sub-block count is not a multiple of {@code G}), at {@code o} in the
+     * copy; its own method so that {@link #dot} stays within C2's inlining budget (only scalars and arrays cross the
+     * call, nothing to box).
+     */
+    private float halfGroup(Input in, long o) {
+        short[] x = in.x.x();
+        float[] xd = in.x.d();
+        float[] xs = in.x.sums();
+        short[] lo = in.lo;
+        short[] hi = in.hi;
+        MemorySegment m = packed;
+        FloatVector acc = FloatVector.zero(F);
+        {
             int g = groups;
             int xo = g * BLOCK * G;
             ShortVector s0 = ShortVector.fromArray(SH, lo, g * G);
@@ -247,7 +270,13 @@ final class Q5_KLanes {
                 acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
             }
         }
-        return Simd.sum(acc);
+        // Simd.sum's steps written out (same order): C2 does not inline a call into a method this large
+        // (NodeCountInliningCutoff) and would box the vector passed to it, one allocation per row
+        acc = acc.add(acc.rearrange(Simd.SWAP8));
+        acc = acc.add(acc.rearrange(Simd.SWAP4));
+        acc = acc.add(acc.rearrange(Simd.SWAP2));
+        float sum = acc.add(acc.rearrange(Simd.SWAP1)).lane(0);
+        return sum;
     }
 
     /** Per thread: the rounded activations of the current decode products, one per token. */
