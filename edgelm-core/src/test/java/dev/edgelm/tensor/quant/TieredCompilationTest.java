@@ -64,7 +64,7 @@ class TieredCompilationTest {
         List<String> log = workout(400, "-Dedgelm.simd.bits=512", "-XX:TieredStopAtLevel=3");
         assertNoSkippedCompile(log);
         Map<String, Integer> top = topTiers(log);
-        for (String kernel : List.of("Q4Lanes::dot", "Q5_KMatrix::dot16", "Q6_KLanes::dot", "Q8_0Matrix::dot16")) {
+        for (String kernel : List.of("Q4Lanes::dot", "Q5_KLanes::dot", "Q6_KLanes::dot", "Q8_0Matrix::dot16")) {
             assertTrue(top.keySet().stream().anyMatch(k -> k.endsWith(kernel)), kernel + " was not compiled: " + top);
         }
     }
