@@ -48,7 +48,7 @@ final class BatchBenchmarkOutput {
         out.println("Single stream (Session, same rounds): decode " + s(r.sessionDecode(), "%.1f") + " tok/s, "
                 + s(r.sessionDecodePerCpuSecond(), "%.2f") + " tok per CPU-second");
         out.println(f("%-4s %-24s %-24s %-24s %-24s %-24s %-22s %-24s %-22s", "N", "aggregate decode tok/s",
-                "per CPU-second", "lockstep decode tok/s", "per CPU-second", "aggregate prefill tok/s", "throughput tok/s",
+                "per CPU-second", "lockstep decode tok/s", "lockstep per CPU-second", "aggregate prefill tok/s", "throughput tok/s",
                 "per-sequence decode", "TTFT s"));
         for (BatchBenchmark.Row row : r.rows()) {
             out.println(f("%-4d %-24s %-24s %-24s %-24s %-24s %-22s %-24s %-22s", row.parallel(),

@@ -54,7 +54,6 @@ final class Q4Lanes {
     static final int BLOCK = 32;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
-    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
     private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     /** Bytes of one group's nibble words (8 vectors of G). */
     private static final int WORD_BYTES = 8 * 2 * G;
@@ -194,7 +193,8 @@ final class Q4Lanes {
                 long mn = KScales.mins(lo, hi);
                 int b0 = 8 * sb;
                 int g = (b0 / G) * groupShorts;
-                int w = width(b0, cols); // a super-block's 8 sub-blocks share a group (G and H are multiples of 8)
+                // a super-block's 8 sub-blocks share a width: G is a multiple of 8, so whole super-blocks leave no half group
+                int w = width(b0, cols);
                 for (int t = 0; t < 8; t++) {
                     int j = (b0 + t) % G;
                     putFloat(out, g + 8 * w + 2 * j, d * KScales.at(sc, t));

@@ -220,8 +220,12 @@ final class Q5_KLanes {
         }
         // Simd.sum's steps written out (same order): C2 does not inline a call into a method this large
         // (NodeCountInliningCutoff) and would box the vector passed to it, one allocation per row
-        acc = acc.add(acc.rearrange(Simd.SWAP8));
-        acc = acc.add(acc.rearrange(Simd.SWAP4));
+        if (F.length() >= 16) {
+            acc = acc.add(acc.rearrange(Simd.SWAP8));
+        }
+        if (F.length() >= 8) {
+            acc = acc.add(acc.rearrange(Simd.SWAP4));
+        }
         acc = acc.add(acc.rearrange(Simd.SWAP2));
         float sum = acc.add(acc.rearrange(Simd.SWAP1)).lane(0);
         return half ? sum + halfGroup(in, o) : sum;
@@ -272,8 +276,12 @@ final class Q5_KLanes {
         }
         // Simd.sum's steps written out (same order): C2 does not inline a call into a method this large
         // (NodeCountInliningCutoff) and would box the vector passed to it, one allocation per row
-        acc = acc.add(acc.rearrange(Simd.SWAP8));
-        acc = acc.add(acc.rearrange(Simd.SWAP4));
+        if (F.length() >= 16) {
+            acc = acc.add(acc.rearrange(Simd.SWAP8));
+        }
+        if (F.length() >= 8) {
+            acc = acc.add(acc.rearrange(Simd.SWAP4));
+        }
         acc = acc.add(acc.rearrange(Simd.SWAP2));
         float sum = acc.add(acc.rearrange(Simd.SWAP1)).lane(0);
         return sum;

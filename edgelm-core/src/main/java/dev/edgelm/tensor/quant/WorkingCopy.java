@@ -1,8 +1,10 @@
 package dev.edgelm.tensor.quant;
 
 /**
- * A matrix that makes a working copy of its weights in a layout of its own (on its first product) and from then on
- * reads only the copy, in every decoder: the loader of a model then lets it give the file's pages of the tensor back.
+ * A matrix that makes a working copy of its weights in a layout of its own (on its first product). Where it then
+ * reads only the copy, in every decoder (Q4_0, Q4_K, Q6_K), the loader of a model lets it give the file's pages of the
+ * tensor back; where some decoder still reads the file (Q5_K: prefill), the copy is extra memory and
+ * {@link #releaseFileAfterCopy} does nothing.
  */
 public interface WorkingCopy {
     /**

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  * a reference written here from ggml's definitions: super-blocks written by {@link Blocks#q5_K} from integer values,
  * scales and mins drawn here; the activation rounded to int8 per block of 32 by ggml's Q8_0 rule ({@code d = amax /
  * 127}, round to nearest even, {@code d} at fp16 precision); per sub-block {@code (d sc) dx sum(q xq) - (dmin m) dx
- * sum(xq)} with the integer sums exact, in double. Odd shapes (1, 5, 7, 14 super-blocks: half-width and padded
+ * sum(xq)} with the integer sums exact, in double. Odd shapes (1, 4, 5, 7, 14 super-blocks: half-width and padded
  * groups), one and two threads, independent tokens, and sums that wrap in 16 bits.
  */
 class Q5_KLanesTest {
@@ -127,7 +127,7 @@ class Q5_KLanesTest {
     @Test
     void wrappingSixteenBitSumsAreExact() {
         // every q = 31 (and then every q = 0) against x = +1 (xq = 127 in every block): a half's sum(q xq) = 62,992
-        // wraps in 16 bits; sum((q - 16) xq) = +-32,512 per half, the limit
+        // wraps in 16 bits; sum((q - 16) xq) per half is +30,480 (q = 31) and -32,512 (q = 0, the limit)
         for (int q : new int[] {31, 0}) {
             int cols = 512;
             Built w = build(2, cols, new Random(q), q);
