@@ -232,7 +232,7 @@ final class Q4Lanes {
     }
 
     /** Float {@code v}'s bits as two little-endian shorts at {@code out[at]}, {@code out[at + 1]}. */
-    private static void putFloat(short[] out, int at, float v) {
+    static void putFloat(short[] out, int at, float v) {
         int bits = Float.floatToRawIntBits(v);
         out[at] = (short) bits;
         out[at + 1] = (short) (bits >>> 16);
