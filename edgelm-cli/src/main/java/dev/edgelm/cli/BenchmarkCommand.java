@@ -84,7 +84,8 @@ final class BenchmarkCommand implements Callable<Integer> {
 
     @Option(names = "--parallel", paramLabel = "N", split = ",",
             description = "Measure the batched engine instead: N sequences at once (several values alternate within each run), "
-                    + "aggregate and per-sequence prefill and decode speed (see docs/batching.md).")
+                    + "aggregate and per-sequence prefill and decode speed, and lockstep decode (all N prefilled, then "
+                    + "full-batch steps only: what llama-batched-bench reports as S_TG; see docs/batching.md).")
     java.util.List<Integer> parallel;
 
     @Option(names = "--read-loop-mib", paramLabel = "MIB", defaultValue = "1024",
