@@ -59,8 +59,10 @@ final class BatchBenchmarkOutput {
         out.println("Lockstep: all N prompts prefilled, then d batched steps of all N timed (llama-batched-bench's S_TG shape);"
                 + " the aggregate column also times the steps where some sequences are still prefilling or done.");
         out.println(r.mismatches() == 0
-                ? "Every sequence produced the same tokens whatever N, in the scheduler and in lockstep."
-                : r.mismatches() + " sequences produced different tokens at different N or in lockstep.");
+                ? "Every sequence produced the same tokens whatever N, in the scheduler and in lockstep"
+                        + " (sequence 0: those of the single-stream run)."
+                : r.mismatches() + " of the sequences produced different tokens at different N, in lockstep or (sequence 0)"
+                        + " against the single-stream run.");
         out.flush();
     }
 

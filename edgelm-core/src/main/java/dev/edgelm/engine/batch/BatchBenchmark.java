@@ -11,8 +11,10 @@ import dev.edgelm.util.EdgeLmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -33,8 +35,9 @@ import java.util.SplittableRandom;
  *   <li>lockstep decode = N x d / time of d batched steps of all N sequences, after all N were prefilled
  *       ({@link #lockstep}): no ramp-up or drain, the shape {@code llama-batched-bench} times as S_TG.</li>
  * </ul>
- * The tokens of sequence i of a run must be the same for every N (each sequence is computed as if alone);
- * {@link Report#mismatches()} counts the sequences where they are not.
+ * The tokens of sequence i of a run must be the same for every N and in lockstep (each sequence is computed as if
+ * alone), and sequence 0's must be those of the single-stream {@code Session} run on the same prompt;
+ * {@link Report#mismatches()} counts the sequences (run, index) where any of these differ, each once.
  */
 public final class BatchBenchmark {
     private BatchBenchmark() {}
@@ -68,12 +71,13 @@ public final class BatchBenchmark {
         }
         Map<Integer, List<double[]>> perN = new HashMap<>();
         Map<String, int[]> tokensBySequence = new HashMap<>();
-        int mismatches = 0;
+        Set<String> mismatched = new HashSet<>();
         List<double[]> session = new ArrayList<>();
         for (int run = -1; run < runs; run++) {
-            double[] alone = sessionOnce(engine, promptTokens, decodeTokens, Math.max(run, 0));
+            Alone alone = sessionOnce(engine, promptTokens, decodeTokens, Math.max(run, 0));
             if (run >= 0) {
-                session.add(alone);
+                session.add(alone.figures());
+                tokensBySequence.put(run + "/0", alone.tokens());
             }
             for (int n : parallel) {
                 Measured m = once(engine, n, promptTokens, decodeTokens, context, Math.max(run, 0));
@@ -84,7 +88,7 @@ public final class BatchBenchmark {
                 for (int i = 0; i < n; i++) {
                     int[] prev = tokensBySequence.putIfAbsent(run + "/" + i, m.tokens[i]);
                     if (prev != null && !Arrays.equals(prev, m.tokens[i])) {
-                        mismatches++;
+                        mismatched.add(run + "/" + i);
                     }
                 }
                 perN.computeIfAbsent(-n, k -> new ArrayList<>()).add(m.sequenceDecode);
@@ -93,7 +97,7 @@ public final class BatchBenchmark {
                 perN.computeIfAbsent(-2000 - n, k -> new ArrayList<>()).add(lock.figures);
                 for (int i = 0; i < n; i++) {
                     if (!Arrays.equals(m.tokens[i], lock.tokens[i])) {
-                        mismatches++;
+                        mismatched.add(run + "/" + i);
                     }
                 }
             }
@@ -105,11 +109,16 @@ public final class BatchBenchmark {
             rows.add(new Row(n, stat(f, 0), stat(f, 1), stat(f, 2), flat(perN.get(-n)), flat(perN.get(-1000 - n)), stat(f, 3),
                     stat(lock, 0), stat(lock, 1)));
         }
-        return new Report(promptTokens, decodeTokens, runs, rows, mismatches, stat(session, 0), stat(session, 1));
+        return new Report(promptTokens, decodeTokens, runs, rows, mismatched.size(), stat(session, 0), stat(session, 1));
     }
 
-    /** Sequence 0's prompt on a fresh session: d decode steps per second and per CPU-second of the process. */
-    private static double[] sessionOnce(Engine engine, int p, int d, int run) {
+    private record Alone(double[] figures, int[] tokens) {}
+
+    /**
+     * Sequence 0's prompt on a fresh session: d decode steps per second and per CPU-second of the process, and its
+     * d + 1 tokens (what every batched run of sequence 0 must produce).
+     */
+    private static Alone sessionOnce(Engine engine, int p, int d, int run) {
         int[] prompt = new SplittableRandom(0x5EED + 1000L * run).ints(p, 0, engine.config().vocabSize()).toArray();
         dev.edgelm.engine.Session s = engine.newSession();
         s.prefill(prompt);
@@ -121,7 +130,7 @@ public final class BatchBenchmark {
         if (r.tokens().length != d + 1) {
             throw new IllegalStateException("the single-stream run produced " + r.tokens().length + " tokens");
         }
-        return new double[] {d / seconds, cpu > 0 ? d / cpu : Double.NaN};
+        return new Alone(new double[] {d / seconds, cpu > 0 ? d / cpu : Double.NaN}, r.tokens());
     }
 
     private static long cpuNanos() {
