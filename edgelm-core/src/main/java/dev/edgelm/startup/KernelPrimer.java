@@ -65,6 +65,10 @@ public final class KernelPrimer implements AutoCloseable {
     private static final int PASS_LIMIT = Math.max(PASS_MINIMUM, MAX_PASSES);
     private static final boolean LOG = Boolean.getBoolean("edgelm.primer.log");
     private static final int THREADS = Integer.getInteger("edgelm.primer.threads", 1);
+    /** Experiment: prompt lengths of the first passes (comma-separated), before the full ones. */
+    private static final int[] RAMP = java.util.Arrays.stream(System.getProperty("edgelm.primer.ramp", "").split(","))
+            .filter(x -> !x.isBlank()).mapToInt(x -> Integer.parseInt(x.trim())).toArray();
+    private static final int RAMP_DECODE = Integer.getInteger("edgelm.primer.rampDecode", 1);
     /**
      * How long {@link #finish()} waits for the passes before it stops them (then only the pass in flight is awaited).
      * In a quiet minute the twelve passes end 3.5 s after the process starts, about when the 0.8B model is loaded
@@ -102,6 +106,7 @@ public final class KernelPrimer implements AutoCloseable {
             return p;
         }
         p.waitForAll = !mode.equals("stop");
+        log("start");
         p.thread.setDaemon(true);
         p.thread.setPriority(Thread.MIN_PRIORITY);
         p.thread.start();
@@ -113,6 +118,7 @@ public final class KernelPrimer implements AutoCloseable {
      * tensor types. Call it as soon as the model reference is resolved; until then the primer's thread waits.
      */
     public void forModel(Path file) {
+        log("model named");
         model.complete(file);
     }
 
@@ -195,8 +201,10 @@ public final class KernelPrimer implements AutoCloseable {
                 Session session = engine.newSession();
                 for (int pass = 0; pass < PASS_LIMIT && !stopRequested && !(finishing && pass >= PASS_MINIMUM); pass++) {
                     session.reset();
-                    session.prefill(prompt, ChunkPlan.maxChunk(PROMPT_TOKENS));
-                    for (int i = 0; i < DECODE_TOKENS && !stopRequested; i++) {
+                    int[] tokens = pass < RAMP.length ? java.util.Arrays.copyOf(prompt, RAMP[pass]) : prompt;
+                    int decode = pass < RAMP.length ? RAMP_DECODE : DECODE_TOKENS;
+                    session.prefill(tokens, ChunkPlan.maxChunk(PROMPT_TOKENS));
+                    for (int i = 0; i < decode && !stopRequested; i++) {
                         session.decode(prompt[i]);
                     }
                     passes = pass + 1;
@@ -230,6 +238,7 @@ public final class KernelPrimer implements AutoCloseable {
 
     /** As {@link #finish()}, stopping the passes after {@code waitMillis} (at least 1). */
     void finish(long waitMillis) {
+        log("finish (model loaded)");
         stopRequested = !waitForAll;
         finishing = true;
         model.complete(null); // no file named: nothing to prime
@@ -237,6 +246,7 @@ public final class KernelPrimer implements AutoCloseable {
             stopRequested = true; // a starved or slow primer: the prompt compiles what is left itself
             join(0);
         }
+        log("finished, " + passes + " passes");
     }
 
     /** Stops the passes and waits for the one in flight, if any (a command that fails does not wait for them). */
