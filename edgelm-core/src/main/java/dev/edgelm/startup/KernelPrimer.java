@@ -65,10 +65,6 @@ public final class KernelPrimer implements AutoCloseable {
     private static final int PASS_LIMIT = Math.max(PASS_MINIMUM, MAX_PASSES);
     private static final boolean LOG = Boolean.getBoolean("edgelm.primer.log");
     private static final int THREADS = Integer.getInteger("edgelm.primer.threads", 1);
-    /** Experiment: prompt lengths of the first passes (comma-separated), before the full ones. */
-    private static final int[] RAMP = java.util.Arrays.stream(System.getProperty("edgelm.primer.ramp", "").split(","))
-            .filter(x -> !x.isBlank()).mapToInt(x -> Integer.parseInt(x.trim())).toArray();
-    private static final int RAMP_DECODE = Integer.getInteger("edgelm.primer.rampDecode", 1);
     /**
      * How long {@link #finish()} waits for the passes before it stops them (then only the pass in flight is awaited).
      * In a quiet minute the twelve passes end 3.5 s after the process starts, about when the 0.8B model is loaded
@@ -201,10 +197,8 @@ public final class KernelPrimer implements AutoCloseable {
                 Session session = engine.newSession();
                 for (int pass = 0; pass < PASS_LIMIT && !stopRequested && !(finishing && pass >= PASS_MINIMUM); pass++) {
                     session.reset();
-                    int[] tokens = pass < RAMP.length ? java.util.Arrays.copyOf(prompt, RAMP[pass]) : prompt;
-                    int decode = pass < RAMP.length ? RAMP_DECODE : DECODE_TOKENS;
-                    session.prefill(tokens, ChunkPlan.maxChunk(PROMPT_TOKENS));
-                    for (int i = 0; i < decode && !stopRequested; i++) {
+                    session.prefill(prompt, ChunkPlan.maxChunk(PROMPT_TOKENS));
+                    for (int i = 0; i < DECODE_TOKENS && !stopRequested; i++) {
                         session.decode(prompt[i]);
                     }
                     passes = pass + 1;
