@@ -166,26 +166,49 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() {
         ProcessContext context = main.context;
         promptGivenAsModel();
-        String question = question(context);
-        boolean interactive = question == null;
-        if (interactive && !context.stdinIsTerminal()) {
-            throw new EdgeLmException("nothing to answer: give a prompt (edgelm run MODEL \"question\", or -p), pipe text "
-                    + "in, or run on a terminal for a chat");
-        }
-        if (interactive && (raw || json)) {
-            throw new EdgeLmException((raw ? "--raw" : "--json") + " needs a prompt (-p TEXT or piped text)");
-        }
         String serverUrl = server != null ? server : context.env().get("EDGELM_SERVER");
-        if (serverUrl != null && !serverUrl.isBlank()) {
-            if (!images.isEmpty() || raw || json || allowSpecial) {
-                throw new EdgeLmException((!images.isEmpty() ? "--image" : raw ? "--raw" : json ? "--json" : "--allow-special")
-                        + " is not available with --server (or EDGELM_SERVER): run the model here instead");
+        boolean remote = serverUrl != null && !serverUrl.isBlank();
+        // A one-shot run on a model file starts its kernel primer before the prompt is read: with standard input not a
+        // terminal (a script, a pipe, /dev/null) reading it may wait up to ProcessContext.OPTIONAL_INPUT_WAIT_MS, and
+        // the primer is the first token's critical path (docs/lab/startup.md, round 4). Otherwise it starts as before.
+        Path file = !remote && (prompt != null || positionalPrompt != null) ? existingFile(model) : null;
+        try (KernelPrimer early = file != null ? KernelPrimer.start() : null) {
+            if (early != null) {
+                early.forModel(file);
             }
-            return interactive ? remoteChat(serverUrl, context) : remote(serverUrl, question, context);
+            String question = question(context);
+            boolean interactive = question == null;
+            if (interactive && !context.stdinIsTerminal()) {
+                throw new EdgeLmException("nothing to answer: give a prompt (edgelm run MODEL \"question\", or -p), pipe text "
+                        + "in, or run on a terminal for a chat");
+            }
+            if (interactive && (raw || json)) {
+                throw new EdgeLmException((raw ? "--raw" : "--json") + " needs a prompt (-p TEXT or piped text)");
+            }
+            if (remote) {
+                if (!images.isEmpty() || raw || json || allowSpecial) {
+                    throw new EdgeLmException((!images.isEmpty() ? "--image" : raw ? "--raw" : json ? "--json" : "--allow-special")
+                            + " is not available with --server (or EDGELM_SERVER): run the model here instead");
+                }
+                return interactive ? remoteChat(serverUrl, context) : remote(serverUrl, question, context);
+            }
+            PrintWriter err = spec.commandLine().getErr();
+            if (early != null) {
+                return local(context, err, early, question, interactive);
+            }
+            try (KernelPrimer primer = KernelPrimer.start()) {
+                return local(context, err, primer, question, interactive);
+            }
         }
-        PrintWriter err = spec.commandLine().getErr();
-        try (KernelPrimer primer = KernelPrimer.start()) {
-            return local(context, err, primer, question, interactive);
+    }
+
+    /** {@code name} as a path when it names an existing regular file (a .gguf), else null. */
+    private static Path existingFile(String name) {
+        try {
+            Path p = Path.of(name);
+            return Files.isRegularFile(p) ? p : null;
+        } catch (InvalidPathException e) {
+            return null;
         }
     }
 

@@ -102,6 +102,7 @@ public final class KernelPrimer implements AutoCloseable {
             return p;
         }
         p.waitForAll = !mode.equals("stop");
+        log("start");
         p.thread.setDaemon(true);
         p.thread.setPriority(Thread.MIN_PRIORITY);
         p.thread.start();
@@ -113,6 +114,7 @@ public final class KernelPrimer implements AutoCloseable {
      * tensor types. Call it as soon as the model reference is resolved; until then the primer's thread waits.
      */
     public void forModel(Path file) {
+        log("model named");
         model.complete(file);
     }
 
@@ -230,6 +232,7 @@ public final class KernelPrimer implements AutoCloseable {
 
     /** As {@link #finish()}, stopping the passes after {@code waitMillis} (at least 1). */
     void finish(long waitMillis) {
+        log("finish (model loaded)");
         stopRequested = !waitForAll;
         finishing = true;
         model.complete(null); // no file named: nothing to prime
@@ -237,6 +240,7 @@ public final class KernelPrimer implements AutoCloseable {
             stopRequested = true; // a starved or slow primer: the prompt compiles what is left itself
             join(0);
         }
+        log("finished, " + passes + " passes");
     }
 
     /** Stops the passes and waits for the one in flight, if any (a command that fails does not wait for them). */

@@ -33,8 +33,24 @@ import java.util.regex.Pattern;
  * tensors (norms, decay, convolution) constants.
  */
 final class PrimerModel {
-    /** The primer shape widened to 256 for the formats whose blocks hold 256 values (the K-quants). */
-    static final SynthShape WIDE = withHidden(KernelPrimer.SHAPE, 256);
+    /**
+     * The primer shape widened to 256 for the formats whose blocks hold 256 values (the K-quants), with an MLP of
+     * 1024: the working copies' kernels take other paths on longer rows, and the tiny model must have both kinds.
+     * {@code Q4Lanes} multiplies groups of 32 blocks (1024 values at AVX-512, 512 at AVX2) and ends a row with a
+     * half-width group: 256-wide rows (every projection of the tiny model) are one half group, the 0.8B's 1024-wide
+     * rows are full groups only. {@code Q6_KLanes} decodes pairs of super-blocks by a transpose and an odd last one
+     * by scalar code: a 256-wide row is that last one alone. With an MLP of 256 the first prompt of a Q4_K_M file
+     * met both full-width paths uncompiled (a cold 47-token prompt 1.6-2.3 s against 0.6-0.7 s warm; with 1024,
+     * 0.87-0.92 s: docs/lab/startup.md, round 4).
+     */
+    static final SynthShape WIDE = withIntermediate(withHidden(KernelPrimer.SHAPE, 256), 1024);
+    /**
+     * The primer shape for a file with Q4_0 matrices: hidden size 128 (Q4_0's blocks hold 32 values), the MLP of 1024
+     * for the same reason as {@link #WIDE}'s (Q4_0's working copies are {@code Q4Lanes} too). A cold 47-token prompt
+     * of the 0.8B int4 file: 0.64-0.84 s against 0.96-1.01 s with an MLP of 256 (warm 0.35-0.49 s); on Q8_0, which has
+     * no width-dependent paths, the wider MLP gained nothing (0.62-0.74 against 0.71-0.73 s) and is not used.
+     */
+    static final SynthShape Q4_0_SHAPE = withIntermediate(KernelPrimer.SHAPE, 1024);
     private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\.(.*)");
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -50,6 +66,9 @@ final class PrimerModel {
             if (t != null && usable(t) && t.blockSize() > s.hiddenSize()) {
                 s = WIDE;
             }
+        }
+        if (s == KernelPrimer.SHAPE && real.containsValue(GgmlType.Q4_0)) {
+            s = Q4_0_SHAPE; // Q4Lanes, as the K-quants: rows of full groups too
         }
         if (real.containsKey("output.weight")) {
             s = untied(s);
@@ -191,6 +210,12 @@ final class PrimerModel {
     private static SynthShape withHidden(SynthShape s, int hidden) {
         return new SynthShape(s.size(), s.modelName(), hidden, s.numLayers(), s.numHeads(), s.numKvHeads(), s.headDim(),
                 s.linearKeyHeads(), s.linearValueHeads(), s.linearHeadDim(), s.intermediateSize(), s.vocabSize(),
+                s.tiedEmbeddings(), s.firstSpecialId());
+    }
+
+    private static SynthShape withIntermediate(SynthShape s, int intermediate) {
+        return new SynthShape(s.size(), s.modelName(), s.hiddenSize(), s.numLayers(), s.numHeads(), s.numKvHeads(), s.headDim(),
+                s.linearKeyHeads(), s.linearValueHeads(), s.linearHeadDim(), intermediate, s.vocabSize(),
                 s.tiedEmbeddings(), s.firstSpecialId());
     }
 

@@ -93,6 +93,26 @@ class KernelPrimerTest {
     }
 
     /**
+     * The K-quant tiny model has rows of both kinds the working copies' kernels tell apart: 256 values (one Q6_K
+     * super-block, decoded by scalar code; one half-width Q4Lanes group) and the MLP's 1024 (Q6_K super-block pairs;
+     * full 32-block Q4Lanes groups, the 0.8B's rows). With 256-wide rows only, the first prompt of a Q4_K_M file
+     * compiled the full-width paths itself. Q4_0 files get the MLP of 1024 on the narrow model.
+     */
+    @Test
+    void kQuantTinyModelHasShortAndFullWidthRows() {
+        SynthShape wide = PrimerModel.shapeFor(Map.of("blk.0.ffn_down.weight", GgmlType.Q6_K, "blk.0.attn_qkv.weight", GgmlType.Q4_K));
+        assertEquals(256, wide.hiddenSize());
+        assertEquals(1024, wide.intermediateSize());
+        assertEquals(0, wide.intermediateSize() % (32 * 32), "whole groups of 32 blocks of 32");
+        assertEquals(0, wide.intermediateSize() / 256 % 2, "whole pairs of super-blocks");
+        SynthShape q4 = PrimerModel.shapeFor(Map.of("blk.0.ffn_down.weight", GgmlType.Q4_0, "token_embd.weight", GgmlType.Q8_0));
+        assertEquals(128, q4.hiddenSize());
+        assertEquals(1024, q4.intermediateSize(), "Q4_0's working copies are Q4Lanes too");
+        assertEquals(256, PrimerModel.shapeFor(Map.of("blk.0.ffn_down.weight", GgmlType.Q8_0)).intermediateSize(),
+                "the Q8_0 tiny model is unchanged");
+    }
+
+    /**
      * For each llama.cpp file of the fixtures, the primer's model holds exactly the file's matrix types and opens
      * as a valid GGUF; on the Q3_K_M file (Q3_K, Q4_K, Q5_K, Q6_K) and the BF16 one every pass runs.
      */
