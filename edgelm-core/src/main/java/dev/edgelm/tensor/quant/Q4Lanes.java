@@ -388,76 +388,11 @@ final class Q4Lanes {
     /**
      * Rows {@code [r0, r1)} times {@code in} into {@code out[outOff + r]}: the bits of {@link #dot} (the same 16-bit lane
      * sums, then the same float operations), with the rows' loop inside the kernel so that C2's per-call set-up (range
-     * checks hoisted before the loops, constants) is paid once per slice of rows rather than once per row: one group per
-     * row on the 1024-wide matrices of the 0.8B. Q4_0 keeps the masks, Q4_K runs without them
-     * ({@link #dotRowsUnmasked}); on Zen 4 each won where the other lost (docs/lab/integer-decode.md).
+     * checks hoisted before the loops, constants) is paid once per slice of rows rather than once per row (one group per
+     * row on the 1024-wide matrices of the 0.8B), and without the nibble masks ({@link #dotRowsUnmasked}).
      */
     void dotRows(int r0, int r1, Input in, float[] out, int outOff) {
-        if (biased) {
-            dotRowsUnmasked(r0, r1, in, out, outOff);
-        } else {
-            dotRowsMasked(r0, r1, in, out, outOff);
-        }
-    }
-
-    /** {@link #dotRows} with the nibbles masked, as {@link #dot}. */
-    void dotRowsMasked(int r0, int r1, Input in, float[] out, int outOff) {
-        short[] x = in.x;
-        float[] xd = in.d;
-        short[] bias = in.bias;
-        float[] xs = in.sums;
-        MemorySegment m = packed;
-        for (int r = r0; r < r1; r++) {
-            long o = r * rowBytes;
-            FloatVector acc = FloatVector.zero(F);
-            for (int g = 0; g < groups; g++, o += groupBytes) {
-                int xo = g * BLOCK * G;
-                ShortVector s = ShortVector.fromArray(S, bias, g * G);
-                for (int k = 0; k < 8; k++) {
-                    ShortVector w = ShortVector.fromMemorySegment(S, m, o + 2L * k * G, LE);
-                    int e = xo + 4 * k * G;
-                    s = s.add(w.and((short) 0x0F).mul(ShortVector.fromArray(S, x, e)));
-                    s = s.add(w.lanewise(VectorOperators.LSHR, 4).and((short) 0x0F).mul(ShortVector.fromArray(S, x, e + G)));
-                    s = s.add(w.lanewise(VectorOperators.LSHR, 8).and((short) 0x0F).mul(ShortVector.fromArray(S, x, e + 2 * G)));
-                    s = s.add(w.lanewise(VectorOperators.LSHR, 12).mul(ShortVector.fromArray(S, x, e + 3 * G)));
-                }
-                for (int p = 0; p < PARTS; p++) {
-                    FloatVector f = (FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I, p))
-                            .convert(VectorOperators.I2F, 0);
-                    FloatVector a = FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * p * L, LE);
-                    acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
-                    if (biased) {
-                        FloatVector b = a.mul(8f).sub(FloatVector.fromMemorySegment(F, m, o + WORD_BYTES + 4L * (G + p * L), LE));
-                        acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
-                    }
-                }
-            }
-            if (half) {
-                // the same with H lanes (the written-out copy keeps the vectors unboxed)
-                int g = groups;
-                int xo = g * BLOCK * G;
-                ShortVector s = ShortVector.fromArray(SH, bias, g * G);
-                for (int k = 0; k < 8; k++) {
-                    ShortVector w = ShortVector.fromMemorySegment(SH, m, o + 2L * k * H, LE);
-                    int e = xo + 4 * k * H;
-                    s = s.add(w.and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e)));
-                    s = s.add(w.lanewise(VectorOperators.LSHR, 4).and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e + H)));
-                    s = s.add(w.lanewise(VectorOperators.LSHR, 8).and((short) 0x0F).mul(ShortVector.fromArray(SH, x, e + 2 * H)));
-                    s = s.add(w.lanewise(VectorOperators.LSHR, 12).mul(ShortVector.fromArray(SH, x, e + 3 * H)));
-                }
-                for (int p = 0; p < PARTS_H; p++) {
-                    FloatVector f = (FloatVector) ((IntVector) s.convertShape(VectorOperators.S2I, I, p))
-                            .convert(VectorOperators.I2F, 0);
-                    FloatVector a = FloatVector.fromMemorySegment(F, m, o + 16L * H + 4L * p * L, LE);
-                    acc = f.mul(a).fma(FloatVector.fromArray(F, xd, g * G + p * L), acc);
-                    if (biased) {
-                        FloatVector b = a.mul(8f).sub(FloatVector.fromMemorySegment(F, m, o + 20L * H + 4L * p * L, LE));
-                        acc = b.fma(FloatVector.fromArray(F, xs, g * G + p * L), acc);
-                    }
-                }
-            }
-            out[outOff + r] = Simd.sum(acc);
-        }
+        dotRowsUnmasked(r0, r1, in, out, outOff);
     }
 
     /**
@@ -466,7 +401,7 @@ final class Q4Lanes {
      * {@code q_i = u_i - 16 * u_{i+1}} and {@code u_4 = 0}: the same lane sums as the masked kernel, three operations
      * fewer per word.
      */
-    void dotRowsUnmasked(int r0, int r1, Input in, float[] out, int outOff) {
+    private void dotRowsUnmasked(int r0, int r1, Input in, float[] out, int outOff) {
         short[] x = in.y;
         float[] xd = in.d;
         short[] bias = in.bias;
