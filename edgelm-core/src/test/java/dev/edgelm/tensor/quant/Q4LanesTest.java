@@ -273,6 +273,69 @@ class Q4LanesTest {
         }
     }
 
+    /**
+     * The kernel of the products ({@code dotRows}: no masks, the differenced activation) gives the bits of the masked
+     * {@code dot} on both formats: random rows, rows of all-15 and all-0 nibbles against activations of +-127
+     * (the 16-bit sums wrap), padded and half-width last groups; and every activation is differenced as documented.
+     */
+    @Test
+    void kernelWithoutMasksGivesTheMaskedBits() {
+        Random r = new Random(77);
+        int rows = 11;
+        for (int superBlocks : new int[] {1, 2, 3, 4, 7, 14}) {
+            int cols = superBlocks * 256;
+            byte[] q40 = randomBlocks(rows, cols, r);
+            byte[] q4k = Q4K.random(rows, cols, r).bytes();
+            // rows 0 and 1 extreme: every nibble 15, every nibble 0 (Q4_0: bytes after the scale; Q4_K: the 128 qs bytes)
+            for (int row = 0; row < 2; row++) {
+                byte fill = (byte) (row == 0 ? 0xFF : 0x00);
+                for (int b = 0; b < cols / 32; b++) {
+                    java.util.Arrays.fill(q40, (row * cols / 32 + b) * 18 + 2, (row * cols / 32 + b) * 18 + 18, fill);
+                }
+                for (int sb = 0; sb < superBlocks; sb++) {
+                    int o = (row * superBlocks + sb) * 144;
+                    java.util.Arrays.fill(q4k, o + 16, o + 144, fill);
+                }
+            }
+            for (Q4Lanes.Format format : Q4Lanes.Format.values()) {
+                byte[] bytes = format == Q4Lanes.Format.Q4_0 ? q40 : q4k;
+                Q4Lanes l = Q4Lanes.of(format, Blocks.segment(bytes), rows, cols, null);
+                for (int pattern = 0; pattern < 3; pattern++) {
+                    float[] x = new float[cols];
+                    for (int i = 0; i < cols; i++) {
+                        x[i] = pattern == 0 ? (float) r.nextGaussian() : pattern == 1 ? 1f : (i % 2 == 0 ? 1f : -1f);
+                    }
+                    Q4Lanes.Input in = Q4Lanes.Input.allocate(cols).round(x, 0, cols);
+                    checkDifferenced(in, cols);
+                    float[] unmasked = new float[rows + 3];
+                    l.dotRows(0, rows, in, unmasked, 3);
+                    for (int row = 0; row < rows; row++) {
+                        String where = format + " cols " + cols + " pattern " + pattern + " row " + row;
+                        int dot = Float.floatToRawIntBits(l.dot(row, in));
+                        assertEquals(dot, Float.floatToRawIntBits(unmasked[3 + row]), where + " (unmasked)");
+                    }
+                }
+            }
+        }
+    }
+
+    /** {@code y}: element 4k' of each block as in x, element 4k'+i (i = 1..3) x's minus 16 times the one before. */
+    private static void checkDifferenced(Q4Lanes.Input in, int cols) {
+        int blocks = cols / 32;
+        for (int b = 0; b < Q4Lanes.slots(cols); b++) {
+            int w = b / Q4Lanes.G < Q4Lanes.fullGroups(cols) ? Q4Lanes.G : Q4Lanes.H;
+            int base = (b / Q4Lanes.G) * 32 * Q4Lanes.G + b % Q4Lanes.G;
+            for (int k = 0; k < 32; k++) {
+                int xk = in.x()[base + k * w];
+                int expected = k % 4 == 0 ? xk : xk - 16 * in.x()[base + (k - 1) * w];
+                assertEquals((short) expected, in.y()[base + k * w], "block " + b + " element " + k);
+                if (b >= blocks) {
+                    assertEquals(0, xk, "padding block " + b);
+                }
+            }
+        }
+    }
+
     private static String where(int superBlocks, int threads, int token, int row) {
         return "super-blocks " + superBlocks + " threads " + threads + " token " + token + " row " + row + " (batched)";
     }
