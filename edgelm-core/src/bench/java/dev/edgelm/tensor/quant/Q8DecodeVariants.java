@@ -21,8 +21,14 @@ import jdk.incubator.vector.VectorSpecies;
  * GB/s of wall time; every variant's outputs are checked against the base's bit for bit. Run (after
  * {@code bin/mvn -B -Pbench -pl edgelm-core package -DskipTests}):
  * {@code java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -cp edgelm-core/target/benchmarks.jar
- * dev.edgelm.tensor.quant.Q8DecodeVariants ROWS COLS THREADS ROUNDS VARIANT...}, variants: base, h256, rows2,
- * rows2h256, sum256, read (a bare read loop over the same bytes, no product).
+ * dev.edgelm.tensor.quant.Q8DecodeVariants ROWS COLS THREADS ROUNDS VARIANT...}. Variants (the same bits as base unless
+ * marked): base, h256 (256-bit vectors), sum256 (lane sums through the halves), rows2 / rows4 (rows per pass),
+ * rows2s, lidx (a long induction variable), xseg / xseg16 (activations in a native segment, 64-byte aligned or
+ * 16 bytes off), xoff ({@code -Dxoff=N}: activations from element N of a heap array), tile (rows in tiles of
+ * {@code -Dtile.rows}, columns in chunks of {@code -Dtile.blocks}), tilecopy (the same over a copy whose tiles are
+ * laid out chunk by chunk); timing only, wrong results: noscale (a constant scale), xsmall ({@code -Dxs=N}: the
+ * activations of N blocks reused along the row), read (a bare read loop, no product). Findings:
+ * docs/lab/decode-bandwidth.md, the Zen 4 section.
  */
 public final class Q8DecodeVariants {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_512;
@@ -42,6 +48,14 @@ public final class Q8DecodeVariants {
     private static final int BB = 34;
 
     static volatile long sink;
+    static MemorySegment TILED;
+    static final int TR = Integer.getInteger("tile.rows", 4);
+    static final int XS = Integer.getInteger("xs", 32);
+    static final int TK = Integer.getInteger("tile.blocks", 32);
+    static final int XOFF = Integer.getInteger("xoff", 0);
+    static float[] XO;
+    static MemorySegment XSEG;
+    static MemorySegment XSEG16;
 
     public static void main(String[] a) throws Exception {
         int rows = Integer.parseInt(a[0]);
@@ -67,6 +81,27 @@ public final class Q8DecodeVariants {
         for (int i = 0; i < cols; i++) {
             x[i] = (float) r.nextGaussian();
         }
+        XSEG = Arena.ofAuto().allocate(4L * cols, 64);
+        MemorySegment.copy(x, 0, XSEG, ValueLayout.JAVA_FLOAT, 0, cols);
+        XSEG16 = Arena.ofAuto().allocate(4L * cols + 64, 64).asSlice(16, 4L * cols);
+        MemorySegment.copy(x, 0, XSEG16, ValueLayout.JAVA_FLOAT, 0, cols);
+        XO = new float[cols + 16];
+        System.arraycopy(x, 0, XO, XOFF, cols);
+        if (java.util.Arrays.asList(vs).contains("tilecopy")) {
+            // rows in tiles of TR, each tile's bytes chunk-major: chunk c of row j at tile + c * TR * TK * 34 + j * TK * 34
+            TILED = ModelMemory.workingCopy(size, arena);
+            for (int t0 = 0; t0 + TR <= rows; t0 += TR) {
+                long tile = t0 * rowBytes;
+                for (int c = 0; c < blocks; c += TK) {
+                    int k = Math.min(TK, blocks - c);
+                    for (int j = 0; j < TR; j++) {
+                        MemorySegment.copy(data, (t0 + j) * rowBytes + (long) c * BB, TILED,
+                                tile + (long) c * TR * BB + (long) j * k * BB, (long) k * BB);
+                    }
+                }
+            }
+            MemorySegment.copy(data, rows / TR * TR * rowBytes, TILED, rows / TR * TR * rowBytes, (rows % TR) * rowBytes);
+        }
         float[] ref = new float[rows];
         float[] out = new float[rows];
         range("base", data, rowBytes, blocks, x, ref, 0, rows);
@@ -75,7 +110,7 @@ public final class Q8DecodeVariants {
             for (int w = 0; w < 3; w++) {
                 range(v, data, rowBytes, blocks, x, out, 0, rows);
             }
-            if (!v.equals("read")) {
+            if (!v.equals("read") && !v.equals("noscale") && !v.equals("xsmall")) {
                 for (int i = 0; i < rows; i++) {
                     if (Float.floatToRawIntBits(out[i]) != Float.floatToRawIntBits(ref[i])) {
                         throw new AssertionError(v + " row " + i + ": " + out[i] + " != " + ref[i]);
@@ -146,6 +181,13 @@ public final class Q8DecodeVariants {
             case "rows4" -> rows4Range(d, rb, nb, x, out, s, e);
             case "rows2s" -> rows2sRange(d, rb, nb, x, out, s, e);
             case "lidx" -> lidxRange(d, rb, nb, x, out, s, e);
+            case "noscale" -> noscaleRange(d, rb, nb, x, out, s, e);
+            case "xseg" -> xsegRange(d, rb, nb, XSEG, out, s, e);
+            case "xseg16" -> xsegRange(d, rb, nb, XSEG16, out, s, e);
+            case "xoff" -> xoffRange(d, rb, nb, XO, out, s, e);
+            case "tile" -> tileRange(d, rb, nb, x, out, s, e);
+            case "xsmall" -> xsmallRange(d, rb, nb, x, out, s, e);
+            case "tilecopy" -> tilecopyRange(TILED, rb, nb, x, out, s, e);
             case "read" -> readRange(d, rb, s, e);
             default -> throw new IllegalArgumentException(v);
         }
@@ -258,6 +300,25 @@ public final class Q8DecodeVariants {
         out[r + 1] = sum16(a1);
         out[r + 2] = sum16(a2);
         out[r + 3] = sum16(a3);
+    }
+
+    static void noscaleRange(MemorySegment d, long rb, int nb, float[] x, float[] out, int s, int e) {
+        for (int r = s; r < e; r++) out[r] = noscale(d, r * rb, nb, x);
+    }
+
+    /** Timing only (wrong results): base with a constant scale, the cost of the fp16 scale's path. */
+    static float noscale(MemorySegment data, long base, int nb, float[] x) {
+        FloatVector acc = FloatVector.zero(F);
+        FloatVector d = FloatVector.broadcast(F, x[3]);
+        for (int b = 0; b < nb; b++) {
+            long o = base + (long) b * BB;
+            int xi = b * 32;
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector s = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
+            acc = s.fma(d, acc);
+        }
+        return sum16(acc);
     }
 
     static void readRange(MemorySegment d, long rb, int s, int e) {
