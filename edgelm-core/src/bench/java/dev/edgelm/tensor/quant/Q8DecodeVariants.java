@@ -321,6 +321,118 @@ public final class Q8DecodeVariants {
         return sum16(acc);
     }
 
+    static void xsegRange(MemorySegment d, long rb, int nb, MemorySegment x, float[] out, int s, int e) {
+        for (int r = s; r < e; r++) out[r] = xseg(d, r * rb, nb, x);
+    }
+
+    /** As base, the activations read from a native segment (64-byte aligned for XSEG: no load splits a line). */
+    static float xseg(MemorySegment data, long base, int nb, MemorySegment x) {
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < nb; b++) {
+            long o = base + (long) b * BB;
+            long xi = (long) b * 128;
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector s = hi.fma(FloatVector.fromMemorySegment(F, x, xi + 64, LE), lo.mul(FloatVector.fromMemorySegment(F, x, xi, LE)));
+            acc = s.fma(FloatVector.broadcast(F, Float.float16ToFloat(data.get(LE_SHORT, o))), acc);
+        }
+        return sum16(acc);
+    }
+
+    static void xoffRange(MemorySegment d, long rb, int nb, float[] x, float[] out, int s, int e) {
+        for (int r = s; r < e; r++) out[r] = xoff(d, r * rb, nb, x, XOFF);
+    }
+
+    /** As base, the activations from {@code x[xOff..]} ({@code -Dxoff=N}): where the vector loads fall against 64-byte lines. */
+    static float xoff(MemorySegment data, long base, int nb, float[] x, int xOff) {
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < nb; b++) {
+            long o = base + (long) b * BB;
+            int xi = xOff + b * 32;
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector s = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
+            acc = s.fma(FloatVector.broadcast(F, Float.float16ToFloat(data.get(LE_SHORT, o))), acc);
+        }
+        return sum16(acc);
+    }
+
+    /**
+     * Rows in tiles of {@code TR}, columns in chunks of {@code TK} blocks: for each chunk, each row of the tile continues
+     * its own accumulator (kept in memory between chunks, so each row's additions are base's, in base's order) over
+     * the chunk's blocks, so that the chunk's activations stay in L1 for the tile's rows.
+     */
+    static void tileRange(MemorySegment d, long rb, int nb, float[] x, float[] out, int s, int e) {
+        float[] acc = new float[16 * TR];
+        int r = s;
+        for (; r + TR <= e; r += TR) {
+            java.util.Arrays.fill(acc, 0f);
+            for (int b0 = 0; b0 < nb; b0 += TK) {
+                int b1 = Math.min(nb, b0 + TK);
+                for (int t = 0; t < TR; t++) {
+                    chunk(d, (r + t) * rb, b0, b1, x, acc, 16 * t);
+                }
+            }
+            for (int t = 0; t < TR; t++) {
+                out[r + t] = sum16(FloatVector.fromArray(F, acc, 16 * t));
+            }
+        }
+        for (; r < e; r++) out[r] = base(d, r * rb, nb, x);
+    }
+
+    /** Blocks b0..b1 of the row whose block b sits at {@code base + b * 34}, continuing the accumulator at {@code accs[ao..]}. */
+    static void chunk(MemorySegment data, long base, int b0, int b1, float[] x, float[] accs, int ao) {
+        FloatVector acc = FloatVector.fromArray(F, accs, ao);
+        for (int b = b0; b < b1; b++) {
+            long o = base + (long) b * BB;
+            int xi = b * 32;
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector s = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
+            acc = s.fma(FloatVector.broadcast(F, Float.float16ToFloat(data.get(LE_SHORT, o))), acc);
+        }
+        acc.intoArray(accs, ao);
+    }
+
+    /** tileRange over {@link #TILED}: each tile's chunks laid out one after the other, so the pass reads one forward stream. */
+    static void tilecopyRange(MemorySegment d, long rb, int nb, float[] x, float[] out, int s, int e) {
+        float[] acc = new float[16 * TR];
+        int r = s;
+        for (; r + TR <= e && r % TR == 0; r += TR) {
+            java.util.Arrays.fill(acc, 0f);
+            long tile = r * rb;
+            for (int b0 = 0; b0 < nb; b0 += TK) {
+                int k = Math.min(TK, nb - b0);
+                for (int t = 0; t < TR; t++) {
+                    chunk(d, tile + (long) b0 * TR * BB + (long) t * k * BB - (long) b0 * BB, b0, b0 + k, x, acc, 16 * t);
+                }
+            }
+            for (int t = 0; t < TR; t++) {
+                out[r + t] = sum16(FloatVector.fromArray(F, acc, 16 * t));
+            }
+        }
+        for (; r < e; r++) out[r] = base(d, r * rb, nb, x);
+    }
+
+    static void xsmallRange(MemorySegment d, long rb, int nb, float[] x, float[] out, int s, int e) {
+        for (int r = s; r < e; r++) out[r] = xsmall(d, r * rb, nb, x);
+    }
+
+    /** Timing only (wrong results): base with the activations of blocks b and b % XS the same, a footprint of XS blocks. */
+    static float xsmall(MemorySegment data, long base, int nb, float[] x) {
+        FloatVector acc = FloatVector.zero(F);
+        int xs = XS;
+        for (int b = 0; b < nb; b++) {
+            long o = base + (long) b * BB;
+            int xi = (b % xs) * 32;
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B16, data, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector s = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
+            acc = s.fma(FloatVector.broadcast(F, Float.float16ToFloat(data.get(LE_SHORT, o))), acc);
+        }
+        return sum16(acc);
+    }
+
     static void readRange(MemorySegment d, long rb, int s, int e) {
         long from = s * rb;
         long to = e * rb;
