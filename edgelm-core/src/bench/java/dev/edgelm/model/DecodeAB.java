@@ -10,7 +10,8 @@ import java.util.Arrays;
  * matrix, 8 chunks per slice), {@code chunks} (chunks sized by cost), {@code fused} (chunks sized by cost and the
  * projections of one input in one section). Prints each round's decode steps per second and the medians.
  * {@code java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -cp edgelm.jar:bench-classes
- * dev.edgelm.model.DecodeAB MODEL.gguf THREADS ROUNDS STEPS}
+ * dev.edgelm.model.DecodeAB MODEL.gguf THREADS ROUNDS STEPS [SETTING...]}; a SETTING {@code fused:COST} or
+ * {@code unfused:COST} (COST: multiply-adds per chunk, 0 for 8 chunks per slice) replaces the three above.
  */
 public final class DecodeAB {
     public static void main(String[] a) throws Exception {
@@ -21,7 +22,8 @@ public final class DecodeAB {
         var chunkCost = Parallel.class.getDeclaredField("chunkCost");
         chunkCost.setAccessible(true);
         long defaultCost = chunkCost.getLong(null);
-        String[] names = {"base", "chunks", "fused"};
+        String[] names = a.length > 4 ? Arrays.copyOfRange(a, 4, a.length) : new String[] {"base", "chunks", "fused"};
+        settings = a.length > 4 ? names : null;
         double[][] rate = new double[names.length][rounds];
         try (Qwen35Model model = ModelLoader.load(file, threads)) {
             int[] prompt = new int[16];
@@ -51,7 +53,15 @@ public final class DecodeAB {
         }
     }
 
+    private static String[] settings;
+
     private static void set(int variant, java.lang.reflect.Field chunkCost, long defaultCost) throws Exception {
+        if (settings != null) {
+            String[] p = settings[variant].split(":");
+            chunkCost.setLong(null, Long.parseLong(p[1]));
+            Qwen35Model.fusedDecode = p[0].equals("fused");
+            return;
+        }
         chunkCost.setLong(null, variant == 0 ? 0 : defaultCost);
         Qwen35Model.fusedDecode = variant == 2;
     }

@@ -39,6 +39,22 @@ public final class Q8_0Matrix extends QuantizedMatrix {
     /** Whether the batched 16-lane product takes eight tokens at a time ({@link #dot16x8}); else four. */
     static final boolean EACH8 = Boolean.parseBoolean(System.getProperty("edgelm.q8.each8", "true"));
 
+    /**
+     * Whether one-token products of matrices with rows of at least {@link #TILE_MIN_COLS} values read a copy laid out in
+     * tiles ({@link #tiled}); off by default ({@code -Dedgelm.q8.longtiles=true}): an experiment, the copy is made
+     * beside the file's bytes (docs/lab/decode-bandwidth.md, the Zen 4 section).
+     */
+    static volatile boolean longTiles = Boolean.getBoolean("edgelm.q8.longtiles");
+    /** Rows per tile of {@link #tiled}. */
+    static final int TILE_ROWS = 16;
+    /** Blocks per column chunk of {@link #tiled}: 64 blocks are 8 KiB of activations, which stay in L1. */
+    static final int TILE_BLOCKS = 64;
+    /** Rows this long and longer take the tiled copy when {@link #longTiles} is on. */
+    static final int TILE_MIN_COLS = 4096;
+    /** The tiled copy, made on the first product that uses it. */
+    private volatile MemorySegment tiles;
+    private final java.util.concurrent.locks.ReentrantLock tilesLock = new java.util.concurrent.locks.ReentrantLock();
+
     public Q8_0Matrix(MemorySegment data, int rows, int cols) {
         super(GgmlType.Q8_0, data, rows, cols, 0);
     }
@@ -90,6 +106,17 @@ public final class Q8_0Matrix extends QuantizedMatrix {
      */
     @Override
     protected void multiply(Parallel pool, Activations in, float[] out, int outStride, int outOff) {
+        if (longTiles && BL == 16 && P == 1 && in.tokens() == 1 && cols >= TILE_MIN_COLS && rows % TILE_ROWS == 0) {
+            MemorySegment t = tiled();
+            float[] x = in.x();
+            pool.forRange(rows / TILE_ROWS, 1, (long) rows * cols, (start, end) -> {
+                float[] acc = new float[16 * TILE_ROWS];
+                for (int tile = start; tile < end; tile++) {
+                    dot16Tile(t, tile, x, acc, out, outOff + tile * TILE_ROWS);
+                }
+            });
+            return;
+        }
         if (!K8 || in.tokens() != 1) {
             super.multiply(pool, in, out, outStride, outOff);
             return;
@@ -370,6 +397,72 @@ public final class Q8_0Matrix extends QuantizedMatrix {
             acc = s.fma(FloatVector.broadcast(F, Simd.fp16(data, o)), acc);
         }
         return Simd.sum(acc);
+    }
+
+    /**
+     * A copy of the matrix in tiles of {@link #TILE_ROWS} rows, each tile's bytes column chunk by column chunk: chunk
+     * c (blocks {@code c * TILE_BLOCKS ..}, fewer in the last) of the tile's row j at {@code tile + c * TILE_ROWS *
+     * TILE_BLOCKS * 34 + j * k * 34} where k is the chunk's blocks. A pass over a tile reads it as one forward stream.
+     */
+    private MemorySegment tiled() {
+        MemorySegment t = tiles;
+        if (t != null) {
+            return t;
+        }
+        tilesLock.lock();
+        try {
+            if (tiles == null) {
+                MemorySegment c = dev.edgelm.format.ModelMemory.workingCopy(rows * rowBytes, java.lang.foreign.Arena.ofAuto());
+                for (int t0 = 0; t0 < rows; t0 += TILE_ROWS) {
+                    long tile = t0 * rowBytes;
+                    for (int b0 = 0; b0 < blocksPerRow; b0 += TILE_BLOCKS) {
+                        int k = Math.min(TILE_BLOCKS, blocksPerRow - b0);
+                        for (int j = 0; j < TILE_ROWS; j++) {
+                            MemorySegment.copy(data, (t0 + j) * rowBytes + (long) b0 * BLOCK_BYTES, c,
+                                    tile + ((long) b0 * TILE_ROWS + (long) j * k) * BLOCK_BYTES, (long) k * BLOCK_BYTES);
+                        }
+                    }
+                }
+                tiles = c;
+            }
+            return tiles;
+        } finally {
+            tilesLock.unlock();
+        }
+    }
+
+    /**
+     * {@link #dot16} of the {@link #TILE_ROWS} rows of tile {@code tile} of the {@linkplain #tiled tiled copy} into
+     * {@code out[outOff ..]}: column chunk by column chunk, each row's accumulator carried through {@code acc} from one
+     * chunk to the next, so each row sees {@link #dot16}'s operations in its order (the same bits), while a chunk's
+     * activations stay in L1 for the tile's rows.
+     */
+    private void dot16Tile(MemorySegment t, int tile, float[] x, float[] acc, float[] out, int outOff) {
+        java.util.Arrays.fill(acc, 0f);
+        long base = tile * TILE_ROWS * rowBytes;
+        for (int b0 = 0; b0 < blocksPerRow; b0 += TILE_BLOCKS) {
+            int k = Math.min(TILE_BLOCKS, blocksPerRow - b0);
+            long chunk = base + (long) b0 * TILE_ROWS * BLOCK_BYTES;
+            for (int j = 0; j < TILE_ROWS; j++) {
+                dot16Chunk(t, chunk + (long) j * k * BLOCK_BYTES, k, x, b0 * BLOCK, acc, 16 * j);
+            }
+        }
+        for (int j = 0; j < TILE_ROWS; j++) {
+            out[outOff + j] = Simd.sum(FloatVector.fromArray(F, acc, 16 * j));
+        }
+    }
+
+    /** {@link #dot16}'s loop over {@code k} blocks at {@code t[o ..]} against {@code x[xOff ..]}, continuing {@code acc[ao ..]}. */
+    private static void dot16Chunk(MemorySegment t, long o, int k, float[] x, int xOff, float[] accs, int ao) {
+        FloatVector acc = FloatVector.fromArray(F, accs, ao);
+        for (int b = 0; b < k; b++, o += BLOCK_BYTES) {
+            int xi = xOff + b * BLOCK;
+            FloatVector lo = (FloatVector) ByteVector.fromMemorySegment(B, t, o + 2, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector hi = (FloatVector) ByteVector.fromMemorySegment(B, t, o + 18, LE).convertShape(VectorOperators.B2F, F, 0);
+            FloatVector s = hi.fma(FloatVector.fromArray(F, x, xi + 16), lo.mul(FloatVector.fromArray(F, x, xi)));
+            acc = s.fma(FloatVector.broadcast(F, Simd.fp16(t, o)), acc);
+        }
+        acc.intoArray(accs, ao);
     }
 
     /**

@@ -1,0 +1,61 @@
+package dev.edgelm.tensor.quant;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.edgelm.tensor.GgmlType;
+import dev.edgelm.tensor.Parallel;
+import dev.edgelm.tensor.WeightMatrix;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The tiled copy of long-row Q8_0 matrices ({@code -Dedgelm.q8.longtiles=true}): a one-token product through it gives
+ * every row exactly the bits of {@code dotRow} (the file's layout through {@code dot16}), with full and partial
+ * column chunks, on one and two threads. On machines without 16 float lanes the tiled path is not taken and the
+ * product is the usual one.
+ */
+class Q8LongTilesTest {
+    @Test
+    void tiledProductIsDotRowBitForBit() throws Exception {
+        boolean before = Q8_0Matrix.longTiles;
+        Q8_0Matrix.longTiles = true;
+        try {
+            Random r = new Random(11);
+            // 128 blocks: two full chunks; 136 blocks: two full chunks and one of 8; 192: three (the 2B's down projection)
+            for (int cols : new int[] {4096, 4352, 6144}) {
+                int rows = 3 * Q8_0Matrix.TILE_ROWS;
+                byte[] bytes = new byte[(int) (rows * GgmlType.Q8_0.byteSize(cols))];
+                r.nextBytes(bytes);
+                for (int o = 0; o < bytes.length; o += GgmlType.Q8_0.typeSize()) {
+                    Blocks.half(bytes, o, Float.floatToFloat16((float) (r.nextGaussian() * 0.01)));
+                }
+                WeightMatrix m = GgmlMatrices.create(GgmlType.Q8_0, Blocks.segment(bytes), rows, cols);
+                float[] x = new float[cols];
+                for (int i = 0; i < cols; i++) {
+                    x[i] = (float) r.nextGaussian();
+                }
+                if (Simd.BL == 16 && Simd.P == 1) { // the copy exists once a product has taken the tiled path
+                    float[] first = new float[rows];
+                    try (Parallel one = new Parallel(1)) {
+                        m.matmul(one, x, 1, first);
+                    }
+                    var tiles = Q8_0Matrix.class.getDeclaredField("tiles");
+                    tiles.setAccessible(true);
+                    org.junit.jupiter.api.Assertions.assertNotNull(tiles.get(m), "tiled path not taken");
+                }
+                for (int threads : new int[] {1, 2}) {
+                    try (Parallel pool = new Parallel(threads)) {
+                        float[] out = new float[rows];
+                        m.matmul(pool, x, 1, out);
+                        for (int row = 0; row < rows; row++) {
+                            assertEquals(Float.floatToRawIntBits(m.dotRow(row, x, 0)), Float.floatToRawIntBits(out[row]),
+                                    "cols " + cols + ", row " + row + ", threads " + threads);
+                        }
+                    }
+                }
+            }
+        } finally {
+            Q8_0Matrix.longTiles = before;
+        }
+    }
+}
