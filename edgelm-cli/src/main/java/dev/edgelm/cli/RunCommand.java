@@ -172,7 +172,8 @@ final class RunCommand implements Callable<Integer> {
         // terminal (a script, a pipe, /dev/null) reading it may wait up to ProcessContext.OPTIONAL_INPUT_WAIT_MS, and
         // the primer is the first token's critical path (docs/lab/startup.md, round 4). Otherwise it starts as before.
         Path file = !remote && (prompt != null || positionalPrompt != null) ? existingFile(model) : null;
-        try (KernelPrimer early = file != null ? KernelPrimer.start() : null) {
+        KernelPrimer early = file != null ? KernelPrimer.start() : null;
+        try {
             if (early != null) {
                 early.forModel(file);
             }
@@ -194,11 +195,18 @@ final class RunCommand implements Callable<Integer> {
             }
             PrintWriter err = spec.commandLine().getErr();
             if (early != null) {
-                return local(context, err, early, question, interactive);
+                try (early) {
+                    return local(context, err, early, question, interactive);
+                }
             }
             try (KernelPrimer primer = KernelPrimer.start()) {
                 return local(context, err, primer, question, interactive);
             }
+        } catch (RuntimeException | Error e) {
+            if (early != null) {
+                early.abandon(); // a usage error found before the load exits now, not after the primer's pass in flight
+            }
+            throw e;
         }
     }
 

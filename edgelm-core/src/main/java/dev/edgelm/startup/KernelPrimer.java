@@ -114,8 +114,9 @@ public final class KernelPrimer implements AutoCloseable {
      * tensor types. Call it as soon as the model reference is resolved; until then the primer's thread waits.
      */
     public void forModel(Path file) {
-        log("model named");
-        model.complete(file);
+        if (model.complete(file)) {
+            log("model named");
+        }
     }
 
     /** Runs {@link #PASSES} passes on the calling thread on a tiny Q8_0 model; returns how many ran. Failures are thrown. */
@@ -249,6 +250,15 @@ public final class KernelPrimer implements AutoCloseable {
         stopRequested = true;
         model.complete(null);
         join(0);
+    }
+
+    /**
+     * Stops the passes without waiting for the one in flight: for a command that fails before its model loads (the
+     * thread is a daemon and stops at its next check).
+     */
+    public void abandon() {
+        stopRequested = true;
+        model.complete(null);
     }
 
     /** Waits for the primer's thread, at most {@code millis} (0: until it ends); whether it ended. */

@@ -36,7 +36,7 @@ final class PrimerModel {
     /**
      * The primer shape widened to 256 for the formats whose blocks hold 256 values (the K-quants), with an MLP of
      * 1024: the working copies' kernels take other paths on longer rows, and the tiny model must have both kinds.
-     * {@code Q4Lanes} multiplies groups of 32 blocks (1024 values at AVX-512, 512 at AVX2) and ends a row with a
+     * {@code Q4Lanes} multiplies groups of blocks (32 blocks, 1024 values, at AVX-512; 16, 512 values, at AVX2) and ends a row with a
      * half-width group: 256-wide rows (every projection of the tiny model) are one half group, the 0.8B's 1024-wide
      * rows are full groups only. {@code Q6_KLanes} decodes pairs of super-blocks by a transpose and an odd last one
      * by scalar code: a 256-wide row is that last one alone. With an MLP of 256 the first prompt of a Q4_K_M file

@@ -113,6 +113,30 @@ class KernelPrimerTest {
     }
 
     /**
+     * On a Q4_K_M-like file (the MLP's down projection Q4_K in some layers, Q6_K in others) the tiny model's plan puts
+     * both types on rows of 1024 values: the full-group Q4Lanes path and Q6_K's super-block pairs both run.
+     */
+    @Test
+    void kQuantPlanPutsBothTypesOnFullWidthRows() {
+        Map<String, GgmlType> real = Map.of("blk.0.ffn_down.weight", GgmlType.Q4_K, "blk.1.ffn_down.weight", GgmlType.Q6_K,
+                "blk.0.attn_qkv.weight", GgmlType.Q4_K, "blk.0.ffn_up.weight", GgmlType.Q4_K);
+        SynthShape shape = PrimerModel.shapeFor(real);
+        List<GgufTensorInfo> tiny = new java.util.ArrayList<>();
+        for (dev.edgelm.convert.Qwen35Tensors.Entry e : dev.edgelm.convert.Qwen35Tensors.of(shape.config())) {
+            tiny.add(new GgufTensorInfo(e.name(), e.dims(), e.type(dev.edgelm.convert.QuantRecipe.INT8, w -> {}), 0));
+        }
+        Map<String, GgmlType> plan = PrimerModel.plan(tiny, real);
+        Set<GgmlType> onFullRows = EnumSet.noneOf(GgmlType.class);
+        for (GgufTensorInfo t : tiny) {
+            if (t.rowLength() == 1024) {
+                onFullRows.add(plan.get(t.name()));
+            }
+        }
+        assertTrue(onFullRows.contains(GgmlType.Q4_K), "Q4_K on a 1024-wide row: " + onFullRows);
+        assertTrue(onFullRows.contains(GgmlType.Q6_K), "Q6_K on a 1024-wide row: " + onFullRows);
+    }
+
+    /**
      * For each llama.cpp file of the fixtures, the primer's model holds exactly the file's matrix types and opens
      * as a valid GGUF; on the Q3_K_M file (Q3_K, Q4_K, Q5_K, Q6_K) and the BF16 one every pass runs.
      */

@@ -319,6 +319,40 @@ class Q4LanesTest {
         }
     }
 
+    /**
+     * Q4_0 rows of odd block counts (1, 3, 17, 33 blocks: a lone half-width group, padding slots) through the kernel
+     * without masks: the bits of the masked {@code dot}, extreme nibbles and activations included.
+     */
+    @Test
+    void kernelWithoutMasksOnOddBlockCounts() {
+        Random r = new Random(78);
+        int rows = 5;
+        for (int cols : new int[] {32, 96, 544, 1056}) {
+            byte[] q40 = randomBlocks(rows, cols, r);
+            for (int row = 0; row < 2; row++) {
+                byte fill = (byte) (row == 0 ? 0xFF : 0x00);
+                for (int b = 0; b < cols / 32; b++) {
+                    java.util.Arrays.fill(q40, (row * cols / 32 + b) * 18 + 2, (row * cols / 32 + b) * 18 + 18, fill);
+                }
+            }
+            Q4Lanes l = Q4Lanes.of(Q4Lanes.Format.Q4_0, Blocks.segment(q40), rows, cols, null);
+            for (int pattern = 0; pattern < 3; pattern++) {
+                float[] x = new float[cols];
+                for (int i = 0; i < cols; i++) {
+                    x[i] = pattern == 0 ? (float) r.nextGaussian() : pattern == 1 ? 1f : (i % 2 == 0 ? 1f : -1f);
+                }
+                Q4Lanes.Input in = Q4Lanes.Input.allocate(cols).round(x, 0, cols);
+                checkDifferenced(in, cols);
+                float[] unmasked = new float[rows];
+                l.dotRows(0, rows, in, unmasked, 0);
+                for (int row = 0; row < rows; row++) {
+                    assertEquals(Float.floatToRawIntBits(l.dot(row, in)), Float.floatToRawIntBits(unmasked[row]),
+                            "cols " + cols + " pattern " + pattern + " row " + row);
+                }
+            }
+        }
+    }
+
     /** {@code y}: element 4k' of each block as in x, element 4k'+i (i = 1..3) x's minus 16 times the one before. */
     private static void checkDifferenced(Q4Lanes.Input in, int cols) {
         int blocks = cols / 32;
