@@ -40,7 +40,9 @@ public final class KernelPrimer implements AutoCloseable {
      * wide) at a quarter of their number, hidden size 128, MLP 256, four layers (three DeltaNet, one full
      * attention), the 256 byte tokens and the special tokens as vocabulary. Two KV groups, not one: with one, each
      * pass called the group attention kernels 44 times, and twelve passes left them C1-compiled (the Vector API's
-     * Java fallback) until 0.3-1.2 s after the primer ended (docs/lab/decode-bandwidth.md).
+     * Java fallback) until 0.3-1.2 s after the primer ended (docs/lab/decode-bandwidth.md). Files with K-quant or
+     * Q4_0 matrices get a wider variant ({@link PrimerModel#shapeFor}: an MLP of 1024, hidden size 256 for the
+     * K-quants), so that their working copies' full-width kernel paths are compiled too.
      */
     static final SynthShape SHAPE = new SynthShape("primer", "EdgeLM kernel primer", 128, 4, 8, 2, 256, 4, 4, 128,
             256, 320, true, 256);
