@@ -62,12 +62,17 @@ public final class Q4LanesVariants {
         float[] ref = new float[rows];
         in.round(x, 0, cols);
         for (int i = 0; i < rows; i++) ref[i] = lanes.dot(i, in);
+        Q4Lanes.Input[] ins = {Q4Lanes.Input.allocate(cols), Q4Lanes.Input.allocate(cols), Q4Lanes.Input.allocate(cols), Q4Lanes.Input.allocate(cols)};
+        float[] outs4 = new float[4 * rows];
         Runnable[] ks = new Runnable[names.size()];
         float[][] outs = new float[names.size()][rows];
         for (int v = 0; v < ks.length; v++) {
             float[] out = outs[v];
             ks[v] = switch (names.get(v)) {
                 case "dotRows" -> () -> { in.round(x, 0, cols); lanes.dotRows(0, rows, in, out, 0); };
+                case "each4base" -> () -> { for (Q4Lanes.Input u : ins) u.round(x, 0, cols); for (int i = 0; i < rows; i++) for (int tk = 0; tk < 4; tk++) outs4[tk * rows + i] = lanes.dot(i, ins[tk]); };
+                case "each4rows" -> () -> { for (Q4Lanes.Input u : ins) u.round(x, 0, cols); for (int i = 0; i < rows; i += 8) for (int tk = 0; tk < 4; tk++) lanes.dotRows(i, Math.min(rows, i + 8), ins[tk], outs4, tk * rows); };
+                case "each4rows32" -> () -> { for (Q4Lanes.Input u : ins) u.round(x, 0, cols); for (int i = 0; i < rows; i += 32) for (int tk = 0; tk < 4; tk++) lanes.dotRows(i, Math.min(rows, i + 32), ins[tk], outs4, tk * rows); };
                 case "base" -> () -> { in.round(x, 0, cols); for (int i = 0; i < rows; i++) out[i] = lanes.dot(i, in); };
                 case "loopScalar" -> () -> { in.round(x, 0, cols); for (int i = 0; i < rows; i++) out[i] = loopScalar(lanes, i, in); };
                 case "loopVec" -> () -> { in.round(x, 0, cols); for (int i = 0; i < rows; i++) out[i] = loopVec(lanes, i, in); };
@@ -91,6 +96,16 @@ public final class Q4LanesVariants {
         }
         for (int i = 0; i < 300; i++) for (Runnable k : ks) k.run();
         for (int v = 0; v < ks.length; v++) {
+            if (names.get(v).startsWith("each4")) {
+                // several tokens (the same activation four times) into outs4: every token's row equals the reference
+                ks[v].run();
+                for (int i = 0; i < 4 * rows; i++) {
+                    if (Float.floatToRawIntBits(outs4[i]) != Float.floatToRawIntBits(ref[i % rows])) {
+                        throw new AssertionError(names.get(v) + " slot " + i);
+                    }
+                }
+                continue;
+            }
             for (int i = 0; i < rows; i++) {
                 if (Float.floatToRawIntBits(outs[v][i]) != Float.floatToRawIntBits(ref[i])) {
                     throw new AssertionError(names.get(v) + " row " + i + ": " + outs[v][i] + " != " + ref[i]);
