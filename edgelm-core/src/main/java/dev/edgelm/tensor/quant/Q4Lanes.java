@@ -269,7 +269,7 @@ final class Q4Lanes {
      * {@code x[g * 32 * G + k * W + j]} is element k of block {@code g * G + j} (W: the group's lanes), {@code d[b]} the block's scale and
      * {@code bias[b]} its {@code -8 * sum(xq)} (the offset 8's share, exact in 16 bits), {@code sums[b]} its
      * {@code d * sum(xq)} (what a block's bias multiplies). {@code y} is {@code x} differenced within each word's four
-     * elements, for the kernel without masks ({@link #dotRowsUnmasked}): element {@code 4k'} as in x, element
+     * elements, for the kernel without masks ({@link #dotRows}): element {@code 4k'} as in x, element
      * {@code 4k'+i} (i = 1..3) {@code xq[4k'+i] - 16 * xq[4k'+i-1]}.
      */
     record Input(short[] x, float[] d, short[] bias, float[] sums, short[] y) {
@@ -389,19 +389,12 @@ final class Q4Lanes {
      * Rows {@code [r0, r1)} times {@code in} into {@code out[outOff + r]}: the bits of {@link #dot} (the same 16-bit lane
      * sums, then the same float operations), with the rows' loop inside the kernel so that C2's per-call set-up (range
      * checks hoisted before the loops, constants) is paid once per slice of rows rather than once per row (one group per
-     * row on the 1024-wide matrices of the 0.8B), and without the nibble masks ({@link #dotRowsUnmasked}).
+     * row on the 1024-wide matrices of the 0.8B), and without the nibble masks: with {@code u_i = w >>> 4i} (the word
+     * shifted, the higher nibbles left in) and the differenced activation {@code y} ({@link Input}),
+     * {@code sum_i u_i * y_i = sum_i q_i * xq_i} modulo 2^16, since {@code q_i = u_i - 16 * u_{i+1}} and {@code u_4 = 0}:
+     * the same lane sums as the masked kernel, three operations fewer per word.
      */
     void dotRows(int r0, int r1, Input in, float[] out, int outOff) {
-        dotRowsUnmasked(r0, r1, in, out, outOff);
-    }
-
-    /**
-     * {@link #dotRows} without masks: with {@code u_i = w >>> 4i} (the word shifted, the higher nibbles left in) and the
-     * differenced activation {@code y} ({@link Input}), {@code sum_i u_i * y_i = sum_i q_i * xq_i} modulo 2^16, since
-     * {@code q_i = u_i - 16 * u_{i+1}} and {@code u_4 = 0}: the same lane sums as the masked kernel, three operations
-     * fewer per word.
-     */
-    private void dotRowsUnmasked(int r0, int r1, Input in, float[] out, int outOff) {
         short[] x = in.y;
         float[] xd = in.d;
         short[] bias = in.bias;

@@ -28,16 +28,8 @@ class Q8LongTilesTest {
             // 128 blocks: two full chunks; 136 blocks: two full chunks and one of 8; 192: three (the 2B's down projection)
             for (int cols : new int[] {4096, 4352, 6144}) {
                 int rows = 3 * Q8_0Matrix.TILE_ROWS;
-                byte[] bytes = new byte[(int) (rows * GgmlType.Q8_0.byteSize(cols))];
-                r.nextBytes(bytes);
-                for (int o = 0; o < bytes.length; o += GgmlType.Q8_0.typeSize()) {
-                    Blocks.half(bytes, o, Float.floatToFloat16((float) (r.nextGaussian() * 0.01)));
-                }
-                WeightMatrix m = GgmlMatrices.create(GgmlType.Q8_0, Blocks.segment(bytes), rows, cols);
-                float[] x = new float[cols];
-                for (int i = 0; i < cols; i++) {
-                    x[i] = (float) r.nextGaussian();
-                }
+                WeightMatrix m = randomMatrix(r, rows, cols);
+                float[] x = randomVector(r, cols);
                 float[] first = new float[rows];
                 try (Parallel one = new Parallel(1)) {
                     m.matmul(one, x, 1, first);
@@ -71,16 +63,8 @@ class Q8LongTilesTest {
                 Q8_0Matrix.longTiles = c[0] == 1;
                 int rows = c[1];
                 int cols = c[2];
-                byte[] bytes = new byte[(int) (rows * GgmlType.Q8_0.byteSize(cols))];
-                r.nextBytes(bytes);
-                for (int o = 0; o < bytes.length; o += GgmlType.Q8_0.typeSize()) {
-                    Blocks.half(bytes, o, Float.floatToFloat16((float) (r.nextGaussian() * 0.01)));
-                }
-                WeightMatrix m = GgmlMatrices.create(GgmlType.Q8_0, Blocks.segment(bytes), rows, cols);
-                float[] x = new float[cols];
-                for (int i = 0; i < cols; i++) {
-                    x[i] = (float) r.nextGaussian();
-                }
+                WeightMatrix m = randomMatrix(r, rows, cols);
+                float[] x = randomVector(r, cols);
                 float[] out = new float[rows];
                 try (Parallel pool = new Parallel(2)) {
                     m.matmul(pool, x, 1, out);
@@ -94,6 +78,24 @@ class Q8LongTilesTest {
         } finally {
             Q8_0Matrix.longTiles = before;
         }
+    }
+
+    /** Random Q8_0 bytes with small fp16 scales, as a matrix. */
+    private static WeightMatrix randomMatrix(Random r, int rows, int cols) {
+        byte[] bytes = new byte[(int) (rows * GgmlType.Q8_0.byteSize(cols))];
+        r.nextBytes(bytes);
+        for (int o = 0; o < bytes.length; o += GgmlType.Q8_0.typeSize()) {
+            Blocks.half(bytes, o, Float.floatToFloat16((float) (r.nextGaussian() * 0.01)));
+        }
+        return GgmlMatrices.create(GgmlType.Q8_0, Blocks.segment(bytes), rows, cols);
+    }
+
+    private static float[] randomVector(Random r, int n) {
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (float) r.nextGaussian();
+        }
+        return x;
     }
 
     private static Object tiles(WeightMatrix m) throws ReflectiveOperationException {
